@@ -1,0 +1,90 @@
+// Package providers holds the chat message model shared by the agent loop
+// and every chat provider, and the ChatProvider interface they implement.
+package providers
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Role is the author of a message.
+type Role string
+
+// The roles of the chat message model.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// PartType says what a ContentPart carries.
+type PartType string
+
+// The content part types.
+const (
+	PartText  PartType = "text"
+	PartImage PartType = "image_url"
+)
+
+// ContentPart is one piece of a message's content.
+type ContentPart struct {
+	Type PartType `json:"type"`
+	// Text is set for PartText.
+	Text string `json:"text,omitempty"`
+	// ImageURL is set for PartImage: an http(s) URL or a data: URL.
+	ImageURL string `json:"image_url,omitempty"`
+}
+
+// TextPart returns a text content part.
+func TextPart(s string) ContentPart { return ContentPart{Type: PartText, Text: s} }
+
+// ToolCall is a tool call made by the model. Arguments is the raw JSON text
+// exactly as the model produced it; ID is kept verbatim.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Message is one entry of the conversation history.
+type Message struct {
+	Role    Role          `json:"role"`
+	Content []ContentPart `json:"content,omitempty"`
+	// ToolCalls is set on assistant messages that call tools.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID is set on tool messages: the id of the call answered.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	// Reasoning is the model's reasoning content (reasoning_content), kept
+	// on assistant messages and sent back to providers that expect it.
+	Reasoning string `json:"reasoning,omitempty"`
+}
+
+// Text joins the message's text parts.
+func (m Message) Text() string {
+	var b strings.Builder
+	for _, p := range m.Content {
+		if p.Type == PartText {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// Usage is the token usage of one model response.
+type Usage struct {
+	InputTokens         int64 `json:"input_tokens"`
+	OutputTokens        int64 `json:"output_tokens"`
+	CacheReadTokens     int64 `json:"cache_read_tokens,omitempty"`
+	CacheCreationTokens int64 `json:"cache_creation_tokens,omitempty"`
+}
+
+// Total is input plus output tokens.
+func (u Usage) Total() int64 { return u.InputTokens + u.OutputTokens }
+
+// ToolDef is a tool as the model sees it.
+type ToolDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}

@@ -1,0 +1,140 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Request is what the loop asks of a provider for one model response.
+type Request struct {
+	System  string
+	History []Message
+	Tools   []ToolDef
+}
+
+// EventKind says what an Event carries.
+type EventKind int
+
+// The kinds of stream events.
+const (
+	// EventText carries a delta of assistant text in Text.
+	EventText EventKind = iota + 1
+	// EventReasoning carries a delta of reasoning content in Text.
+	EventReasoning
+	// EventToolCall carries one complete tool call in ToolCall, emitted the
+	// moment the call is complete (not at the end of the stream).
+	EventToolCall
+	// EventUsage carries the token usage of the response in Usage.
+	EventUsage
+)
+
+// Event is one item of a streamed model response.
+type Event struct {
+	Kind     EventKind
+	Text     string
+	ToolCall *ToolCall
+	Usage    *Usage
+}
+
+// Stream is a streamed model response. Next returns io.EOF after the last
+// event. Close releases the connection; it is safe to call more than once.
+type Stream interface {
+	Next() (Event, error)
+	Close() error
+}
+
+// ChatProvider streams model responses.
+type ChatProvider interface {
+	// Name is the provider's name: kimi, openai, scripted...
+	Name() string
+	// Model is the model name sent to the provider.
+	Model() string
+	// Stream starts one model response. Errors, from Stream or from the
+	// stream's Next, are *Error when the provider can classify them.
+	Stream(ctx context.Context, req Request) (Stream, error)
+}
+
+// ErrorKind classifies provider failures.
+type ErrorKind int
+
+// The provider error classes.
+const (
+	ErrUnknown ErrorKind = iota
+	// ErrAuth is a 401/403: the key is wrong or missing. Not retried.
+	ErrAuth
+	// ErrRateLimit is a 429. Retried.
+	ErrRateLimit
+	// ErrServer is a 5xx. Retried.
+	ErrServer
+	// ErrConnection is a connection failure, a timeout or a stream broken
+	// mid-way. Retried.
+	ErrConnection
+	// ErrEmptyResponse is a response with no text and no tool call. Retried.
+	ErrEmptyResponse
+	// ErrBadRequest is a 400 or another 4xx: the request was wrong. Not retried.
+	ErrBadRequest
+	// ErrScriptExhausted is the scripted provider running out of turns.
+	ErrScriptExhausted
+)
+
+func (k ErrorKind) String() string {
+	switch k {
+	case ErrAuth:
+		return "authentication error"
+	case ErrRateLimit:
+		return "rate limited"
+	case ErrServer:
+		return "server error"
+	case ErrConnection:
+		return "connection error"
+	case ErrEmptyResponse:
+		return "empty response"
+	case ErrBadRequest:
+		return "bad request"
+	case ErrScriptExhausted:
+		return "script exhausted"
+	default:
+		return "provider error"
+	}
+}
+
+// Error is a classified provider failure.
+type Error struct {
+	Provider   string
+	Kind       ErrorKind
+	StatusCode int    // HTTP status, when there was one
+	EnvVar     string // for ErrAuth: the variable that holds the key
+	Err        error
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("%s: %s", e.Provider, e.Kind)
+	if e.StatusCode != 0 {
+		msg += fmt.Sprintf(" (HTTP %d)", e.StatusCode)
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	if e.Kind == ErrAuth && e.EnvVar != "" {
+		msg += fmt.Sprintf("; check %s", e.EnvVar)
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Retryable reports whether the failure may go away on a retry.
+func (e *Error) Retryable() bool {
+	switch e.Kind {
+	case ErrRateLimit, ErrServer, ErrConnection, ErrEmptyResponse:
+		return true
+	}
+	return false
+}
+
+// IsRetryable reports whether err is a retryable provider error.
+func IsRetryable(err error) bool {
+	var pe *Error
+	return errors.As(err, &pe) && pe.Retryable()
+}
