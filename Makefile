@@ -1,0 +1,49 @@
+# kosong-host: build, test, demo and benchmarks.
+GO      ?= go
+BIN     := bin
+PLUGINS := $(notdir $(wildcard plugins/*))
+PROTO   := pluginsdk/proto/pluginv1
+
+.PHONY: all build test demo bench proto vet fmt clean
+
+all: build
+
+build:
+	@mkdir -p $(BIN)/plugins
+	$(GO) build -o $(BIN)/kosong-host ./cmd/kosong-host
+	@for p in $(PLUGINS); do \
+		echo "$(GO) build -o $(BIN)/plugins/kosong-plugin-$$p ./plugins/$$p"; \
+		$(GO) build -o $(BIN)/plugins/kosong-plugin-$$p ./plugins/$$p || exit 1; \
+	done
+
+# End-to-end tests build the binaries they need themselves (into a temp dir);
+# building here first surfaces compile errors once, before the race build.
+test: build
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+demo: build
+	./$(BIN)/kosong-host run --agent agent.yaml --provider scripted \
+		--script agents/demo/script.yaml --yolo -p "Show me around this repository."
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./host/bench/
+
+# Regenerates the wire contract's Go code with the protoc plugins pinned in
+# go.mod (tool directives) and Debian's protobuf-compiler.
+proto:
+	protoc -I $(PROTO) \
+		--plugin=protoc-gen-go=$$($(GO) tool -n protoc-gen-go) \
+		--plugin=protoc-gen-go-grpc=$$($(GO) tool -n protoc-gen-go-grpc) \
+		--go_out=$(PROTO) --go_opt=paths=source_relative \
+		--go-grpc_out=$(PROTO) --go-grpc_opt=paths=source_relative \
+		$(PROTO)/plugin.proto
+
+vet:
+	$(GO) vet ./...
+
+fmt:
+	gofmt -l -w $$(git ls-files '*.go' | grep -v '\.pb\.go$$')
+
+clean:
+	rm -rf $(BIN)

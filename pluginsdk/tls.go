@@ -1,0 +1,68 @@
+package pluginsdk
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+)
+
+// TLSBundle is the one-time TLS material the host mints for one plugin and
+// hands it over an inherited file descriptor (never the command line or the
+// environment): the plugin's certificate and key, and the host's certificate
+// to trust. Both certificates are self-signed Ed25519 certificates for
+// "localhost", valid for this run only.
+type TLSBundle struct {
+	CertPEM     []byte `json:"cert_pem"`
+	KeyPEM      []byte `json:"key_pem"`
+	PeerCertPEM []byte `json:"peer_cert_pem"`
+}
+
+// Config returns a tls.Config usable both as a server and as a client
+// (go-plugin's broker dials in both directions): it presents CertPEM and
+// trusts only PeerCertPEM, requiring it from clients.
+func (b TLSBundle) Config() (*tls.Config, error) {
+	cert, err := tls.X509KeyPair(b.CertPEM, b.KeyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("plugin TLS: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(b.PeerCertPEM) {
+		return nil, errors.New("plugin TLS: peer certificate is not valid PEM")
+	}
+	return &tls.Config{
+		Certificates: []tls.Certificate{cert},
+		RootCAs:      pool,
+		ClientCAs:    pool,
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+		ServerName:   "localhost",
+		MinVersion:   tls.VersionTLS13,
+	}, nil
+}
+
+// tlsFromFD reads the TLSBundle from the descriptor named by TLSFDEnv.
+func tlsFromFD() (*tls.Config, error) {
+	fdText := os.Getenv(TLSFDEnv)
+	fd, err := strconv.Atoi(fdText)
+	if err != nil || fd < 3 {
+		return nil, fmt.Errorf("plugin TLS: %s=%q is not an inherited file descriptor", TLSFDEnv, fdText)
+	}
+	f := os.NewFile(uintptr(fd), "kosong-tls")
+	if f == nil {
+		return nil, fmt.Errorf("plugin TLS: descriptor %d is not open", fd)
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("plugin TLS: read descriptor %d: %w", fd, err)
+	}
+	var b TLSBundle
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return nil, fmt.Errorf("plugin TLS: decode bundle: %w", err)
+	}
+	return b.Config()
+}

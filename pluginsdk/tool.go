@@ -1,0 +1,254 @@
+package pluginsdk
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"reflect"
+	"strings"
+	"text/template"
+	"time"
+)
+
+// SkipThisTool, returned (or wrapped) by a constructor, leaves the tool out
+// of the toolset without an error. Use Skip to give a reason.
+var SkipThisTool = errors.New("skip this tool")
+
+type skipError struct{ reason string }
+
+func (e *skipError) Error() string        { return e.reason }
+func (e *skipError) Is(target error) bool { return target == SkipThisTool }
+
+// Skip returns an error that makes the tool skipped, with a reason the host
+// shows to the user (e.g. "no search service configured").
+func Skip(reason string) error { return &skipError{reason: reason} }
+
+func skipReason(err error) string {
+	var se *skipError
+	if errors.As(err, &se) {
+		return se.reason
+	}
+	return strings.TrimSuffix(strings.TrimSuffix(err.Error(), SkipThisTool.Error()), ": ")
+}
+
+// Handler is a typed tool: its arguments decode into P.
+type Handler[P any] interface {
+	Call(ctx context.Context, params P) Result
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc[P any] func(ctx context.Context, params P) Result
+
+// Call calls f.
+func (f HandlerFunc[P]) Call(ctx context.Context, params P) Result { return f(ctx, params) }
+
+// RawHandler is an untyped tool: it receives the arguments as JSON, already
+// validated by the host against the tool's schema.
+type RawHandler interface {
+	Call(ctx context.Context, args json.RawMessage) Result
+}
+
+// RawHandlerFunc adapts a function to RawHandler.
+type RawHandlerFunc func(ctx context.Context, args json.RawMessage) Result
+
+// Call calls f.
+func (f RawHandlerFunc) Call(ctx context.Context, args json.RawMessage) Result { return f(ctx, args) }
+
+type callFunc func(ctx context.Context, args json.RawMessage) Result
+
+// Definition declares one tool of a plugin binary; build it with NewTool or
+// NewRawTool and pass it to Serve.
+type Definition struct {
+	name        string
+	description string
+	schema      json.RawMessage
+	timeout     time.Duration
+	ctor        reflect.Value
+	capTypes    []reflect.Type
+	bind        func(v reflect.Value) callFunc
+	err         error
+}
+
+// Name is the tool's name.
+func (d Definition) Name() string { return d.name }
+
+// Schema is the JSON Schema of the tool's parameters.
+func (d Definition) Schema() json.RawMessage { return d.schema }
+
+// Description is the description the model sees.
+func (d Definition) Description() string { return d.description }
+
+// Capabilities are the capability names the constructor asks for.
+func (d Definition) Capabilities() []string {
+	names := make([]string, len(d.capTypes))
+	for i, t := range d.capTypes {
+		names[i] = capabilityName(t)
+	}
+	return names
+}
+
+// Option refines a Definition.
+type Option func(*Definition)
+
+// WithTimeout sets the tool's default call timeout, which the host applies
+// unless agent.yaml overrides it.
+func WithTimeout(d time.Duration) Option { return func(def *Definition) { def.timeout = d } }
+
+// WithDescriptionFile renders the description from a Markdown template in
+// fsys (usually an embed.FS) with data, replacing the description given.
+func WithDescriptionFile(fsys fs.FS, name string, data any) Option {
+	return func(def *Definition) {
+		desc, err := LoadDescription(fsys, name, data)
+		if err != nil {
+			def.err = errors.Join(def.err, err)
+			return
+		}
+		def.description = desc
+	}
+}
+
+// LoadDescription renders the text/template file name in fsys with data.
+func LoadDescription(fsys fs.FS, name string, data any) (string, error) {
+	src, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return "", fmt.Errorf("description %s: %w", name, err)
+	}
+	tmpl, err := template.New(name).Option("missingkey=error").Parse(string(src))
+	if err != nil {
+		return "", fmt.Errorf("description %s: %w", name, err)
+	}
+	var b bytes.Buffer
+	if err := tmpl.Execute(&b, data); err != nil {
+		return "", fmt.Errorf("description %s: %w", name, err)
+	}
+	return strings.TrimSpace(b.String()), nil
+}
+
+// NewTool declares a typed tool. P is the parameters struct: its JSON Schema
+// is generated from the struct (json tags for names; jsonschema tags for
+// description, default, minimum, maximum, enum) and the arguments decode into
+// it with defaults applied. constructor is a function whose parameters are
+// capability interfaces (Approval, Environment, Session, Config) and which
+// returns a Handler[P], optionally with an error.
+func NewTool[P any](name, description string, constructor any, opts ...Option) Definition {
+	d := Definition{name: name, description: description}
+	schema, defaults, err := schemaFor[P]()
+	if err != nil {
+		d.err = err
+	}
+	d.schema = schema
+	handlerType := reflect.TypeFor[Handler[P]]()
+	d.bind = func(v reflect.Value) callFunc {
+		h := v.Interface().(Handler[P])
+		return func(ctx context.Context, args json.RawMessage) Result {
+			var p P
+			if err := decodeArgs(args, defaults, &p); err != nil {
+				return Error(fmt.Sprintf("Error parsing JSON arguments: %v", err)).WithBrief("Invalid arguments")
+			}
+			return h.Call(ctx, p)
+		}
+	}
+	d.setConstructor(constructor, handlerType)
+	for _, o := range opts {
+		o(&d)
+	}
+	return d
+}
+
+// NewRawTool declares an untyped tool whose JSON Schema is given by hand, for
+// tools whose parameters are only known at run time. constructor is as for
+// NewTool but returns a RawHandler.
+func NewRawTool(name, description string, schema json.RawMessage, constructor any, opts ...Option) Definition {
+	d := Definition{name: name, description: description, schema: schema}
+	if !json.Valid(schema) {
+		d.err = fmt.Errorf("tool %s: schema is not valid JSON", name)
+	}
+	d.bind = func(v reflect.Value) callFunc {
+		return v.Interface().(RawHandler).Call
+	}
+	d.setConstructor(constructor, reflect.TypeFor[RawHandler]())
+	for _, o := range opts {
+		o(&d)
+	}
+	return d
+}
+
+var (
+	errorType = reflect.TypeFor[error]()
+	capTypes  = map[reflect.Type]string{
+		reflect.TypeFor[Approval]():    CapApproval,
+		reflect.TypeFor[Environment](): CapEnvironment,
+		reflect.TypeFor[Session]():     CapSession,
+		reflect.TypeFor[Config]():      CapConfig,
+	}
+)
+
+// capabilityName is the wire name of a capability type; a type that is no
+// capability keeps its Go name, which no host offers.
+func capabilityName(t reflect.Type) string {
+	if name, ok := capTypes[t]; ok {
+		return name
+	}
+	return t.String()
+}
+
+func (d *Definition) setConstructor(constructor any, handlerType reflect.Type) {
+	fail := func(format string, args ...any) {
+		d.err = errors.Join(d.err, fmt.Errorf("tool %s: constructor "+format, append([]any{d.name}, args...)...))
+	}
+	v := reflect.ValueOf(constructor)
+	if !v.IsValid() || v.Kind() != reflect.Func {
+		fail("must be a function, got %T", constructor)
+		return
+	}
+	t := v.Type()
+	if t.IsVariadic() {
+		fail("must not be variadic")
+		return
+	}
+	for i := range t.NumIn() {
+		d.capTypes = append(d.capTypes, t.In(i))
+	}
+	switch {
+	case t.NumOut() == 1, t.NumOut() == 2 && t.Out(1) == errorType:
+	default:
+		fail("must return (handler) or (handler, error)")
+		return
+	}
+	if !t.Out(0).Implements(handlerType) {
+		fail("returns %s, which does not implement %s", t.Out(0), handlerType)
+		return
+	}
+	d.ctor = v
+}
+
+// construct calls the constructor with the capabilities by type.
+func (d *Definition) construct(caps map[string]any) (fn callFunc, err error) {
+	args := make([]reflect.Value, len(d.capTypes))
+	for i, t := range d.capTypes {
+		c, ok := caps[capabilityName(t)]
+		if !ok {
+			return nil, fmt.Errorf("Tool dependency not found: %s", t)
+		}
+		args[i] = reflect.ValueOf(c)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("constructor panicked: %v", r)
+		}
+	}()
+	out := d.ctor.Call(args)
+	if len(out) == 2 && !out[1].IsNil() {
+		return nil, out[1].Interface().(error)
+	}
+	h := out[0]
+	if (h.Kind() == reflect.Pointer || h.Kind() == reflect.Interface) && h.IsNil() {
+		return nil, errors.New("constructor returned a nil handler")
+	}
+	return d.bind(h), nil
+}
+
+func isSkip(err error) bool { return errors.Is(err, SkipThisTool) }
