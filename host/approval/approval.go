@@ -1,0 +1,123 @@
+// Package approval decides whether a tool may do what it asks: approve all
+// (--yolo), deny all (unattended runs), or ask the user, remembering actions
+// approved for the session.
+package approval
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+)
+
+// Request is one approval request from a running tool call.
+type Request struct {
+	ToolCallID  string
+	ToolName    string
+	Action      string
+	Description string
+	Display     []Display
+}
+
+// Display is a display block attached to a request (a diff, a command...).
+type Display struct {
+	Kind string
+	Data json.RawMessage
+}
+
+// Decision is the answer.
+type Decision struct {
+	Approved bool
+	Feedback string
+}
+
+// Decider answers approval requests. It may block (asking a user); it must
+// return when ctx is done.
+type Decider interface {
+	Decide(ctx context.Context, req Request) (Decision, error)
+}
+
+// DeciderFunc adapts a function to Decider.
+type DeciderFunc func(ctx context.Context, req Request) (Decision, error)
+
+// Decide calls f.
+func (f DeciderFunc) Decide(ctx context.Context, req Request) (Decision, error) { return f(ctx, req) }
+
+// Yolo approves everything.
+type Yolo struct{}
+
+// Decide approves.
+func (Yolo) Decide(context.Context, Request) (Decision, error) { return Decision{Approved: true}, nil }
+
+// Deny rejects everything, with Feedback (which may be empty).
+type Deny struct{ Feedback string }
+
+// Decide rejects.
+func (d Deny) Decide(context.Context, Request) (Decision, error) {
+	return Decision{Feedback: d.Feedback}, nil
+}
+
+// UnattendedFeedback is the rejection feedback of runs that cannot ask a user.
+const UnattendedFeedback = "This run cannot ask the user for approval (non-interactive); the user can allow such actions by running with --yolo."
+
+// Answer is a user's answer to an approval prompt.
+type Answer int
+
+// The answers a user can give.
+const (
+	Approve Answer = iota
+	ApproveForSession
+	Reject
+)
+
+// Asker asks the user. Feedback is only read with Reject.
+type Asker func(ctx context.Context, req Request) (answer Answer, feedback string, err error)
+
+// Session asks the user through an Asker, remembering the actions approved
+// for the session so they are not asked again. Requests are asked one at a
+// time.
+type Session struct {
+	ask Asker
+
+	mu       sync.Mutex
+	approved map[string]bool
+	askMu    sync.Mutex
+}
+
+// NewSession returns a Session decider.
+func NewSession(ask Asker) *Session {
+	return &Session{ask: ask, approved: map[string]bool{}}
+}
+
+// Decide approves actions approved for the session, else asks.
+func (s *Session) Decide(ctx context.Context, req Request) (Decision, error) {
+	if s.isApproved(req.Action) {
+		return Decision{Approved: true}, nil
+	}
+	s.askMu.Lock()
+	defer s.askMu.Unlock()
+	// Another call may have been approved for the session while we waited.
+	if s.isApproved(req.Action) {
+		return Decision{Approved: true}, nil
+	}
+	answer, feedback, err := s.ask(ctx, req)
+	if err != nil {
+		return Decision{}, err
+	}
+	switch answer {
+	case Approve:
+		return Decision{Approved: true}, nil
+	case ApproveForSession:
+		s.mu.Lock()
+		s.approved[req.Action] = true
+		s.mu.Unlock()
+		return Decision{Approved: true}, nil
+	default:
+		return Decision{Feedback: feedback}, nil
+	}
+}
+
+func (s *Session) isApproved(action string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.approved[action]
+}
