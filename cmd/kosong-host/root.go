@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+
+	"github.com/kosong-host/kosong-host/host/agent"
+	"github.com/kosong-host/kosong-host/host/approval"
+)
+
+// globals are the flags every command shares.
+type globals struct {
+	agentPath  string
+	logLevel   string
+	pluginDirs []string
+	logger     hclog.Logger
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:           "kosong-host",
+		Short:         "Run LLM agents whose tools live in separate plugin binaries",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			level := hclog.LevelFromString(g.logLevel)
+			if level == hclog.NoLevel {
+				return exitCode(2, fmt.Errorf("invalid --log-level %q: use trace, debug, info, warn, error or off", g.logLevel))
+			}
+			g.logger = hclog.New(&hclog.LoggerOptions{Name: "kosong-host", Level: level, Output: cmd.ErrOrStderr()})
+			return nil
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitCode(2, err) })
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.agentPath, "agent", "agent.yaml", "agent spec file")
+	pf.StringVar(&g.logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error, off")
+	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for kosong-plugin-NAME binaries (repeatable; before KOSONG_PLUGIN_PATH and plugins/ beside the binary)")
+	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd())
+	if runCmd := newRunCmd(g); runCmd != nil {
+		root.AddCommand(runCmd)
+	}
+	return root
+}
+
+// loadOptions are the agent load options shared by every command.
+func (g *globals) loadOptions(decider approval.Decider, sessionID, stateDir string) (agent.Options, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return agent.Options{}, err
+	}
+	return agent.Options{
+		DefaultAgentPath: defaultAgentPath(),
+		PluginDirs:       g.searchDirs(),
+		WorkDir:          wd,
+		SessionID:        sessionID,
+		StateDir:         stateDir,
+		Decider:          decider,
+		Logger:           g.logger,
+	}, nil
+}
+
+// searchDirs lists where bare plugin names are looked up: --plugin-dir,
+// KOSONG_PLUGIN_PATH, then plugins/ beside the kosong-host binary.
+func (g *globals) searchDirs() []string {
+	dirs := append([]string(nil), g.pluginDirs...)
+	dirs = append(dirs, filepath.SplitList(os.Getenv("KOSONG_PLUGIN_PATH"))...)
+	if exe, err := os.Executable(); err == nil {
+		dirs = append(dirs, filepath.Join(filepath.Dir(exe), "plugins"))
+	}
+	var out []string
+	for _, d := range dirs {
+		if d != "" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// defaultAgentPath is the built-in default agent that `extend: default`
+// names: $KOSONG_DEFAULT_AGENT, else agents/default/agent.yaml beside or
+// above the binary's folder (bin/kosong-host in a checkout).
+func defaultAgentPath() string {
+	if p := os.Getenv("KOSONG_DEFAULT_AGENT"); p != "" {
+		return p
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Dir(exe)
+	for _, p := range []string{
+		filepath.Join(dir, "agents", "default", "agent.yaml"),
+		filepath.Join(dir, "..", "agents", "default", "agent.yaml"),
+	} {
+		if _, err := os.Stat(p); err == nil {
+			return filepath.Clean(p)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kosong-host/kosong-host/host/agent"
+	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+func newToolsCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "List, describe and call the tools of an agent",
+	}
+	cmd.AddCommand(newToolsListCmd(g), newToolsDescribeCmd(g), newToolsCallCmd(g))
+	return cmd
+}
+
+// loadForTools loads the agent for a tools command: a throwaway session
+// whose state dir is removed afterwards.
+func (g *globals) loadForTools(ctx context.Context, decider approval.Decider) (*agent.Agent, func(), error) {
+	stateDir, err := os.MkdirTemp("", "kosong-tools-")
+	if err != nil {
+		return nil, nil, exitCode(2, err)
+	}
+	opts, err := g.loadOptions(decider, fmt.Sprintf("tools-%d", os.Getpid()), stateDir)
+	if err != nil {
+		os.RemoveAll(stateDir)
+		return nil, nil, exitCode(2, err)
+	}
+	a, err := agent.Load(ctx, g.agentPath, opts)
+	if err != nil {
+		os.RemoveAll(stateDir)
+		return nil, nil, exitCode(2, err)
+	}
+	return a, func() { a.Close(); os.RemoveAll(stateDir) }, nil
+}
+
+// signalContext is cancelled on SIGINT or SIGTERM.
+func signalContext(parent context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+}
+
+func newToolsListCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "Load the agent's plugins and list their tools with their status",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := signalContext(cmd.Context())
+			defer cancel()
+			a, done, err := g.loadForTools(ctx, approval.Deny{})
+			if err != nil {
+				return err
+			}
+			defer done()
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(a.Status)
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tPLUGIN\tSTATUS\tCAPABILITIES")
+			for _, st := range a.Status {
+				status := st.Status
+				if st.Reason != "" {
+					status += ": " + st.Reason
+				}
+				caps := strings.Join(st.Capabilities, ", ")
+				if caps == "" {
+					caps = "-"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", st.Name, st.Plugin, status, caps)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for machines")
+	return cmd
+}
+
+func newToolsDescribeCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "describe NAME",
+		Short: "Show a tool's description, parameters schema, capabilities and timeout",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, cancel := signalContext(cmd.Context())
+			defer cancel()
+			a, done, err := g.loadForTools(ctx, approval.Deny{})
+			if err != nil {
+				return err
+			}
+			defer done()
+			t, ok := a.Toolset.Find(args[0])
+			if !ok {
+				return exitCode(2, fmt.Errorf("Tool `%s` not found in %s (tools: %s)", args[0], g.agentPath, strings.Join(a.Toolset.Names(), ", ")))
+			}
+			s := t.Spec()
+			var schema any
+			_ = json.Unmarshal(s.Parameters, &schema)
+			pretty, _ := json.MarshalIndent(schema, "", "  ")
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "Name:         %s\nSource:       %s\nCapabilities: %s\nTimeout:      %s\n\n%s\n\nParameters:\n%s\n",
+				s.Name, s.Source, strings.Join(s.Capabilities, ", "), s.Timeout, s.Description, pretty)
+			return nil
+		},
+	}
+}
+
+func newToolsCallCmd(g *globals) *cobra.Command {
+	var yolo bool
+	cmd := &cobra.Command{
+		Use:   "call NAME [JSON]",
+		Short: "Call one tool through its plugin, as the agent loop would",
+		Long: "Call one tool through the same launcher and toolset that `run` uses. The output goes to stdout,\n" +
+			"the error message to stderr. JSON defaults to stdin when it is not a terminal, else {}.\n" +
+			"Exit codes: 0 ok, 1 the tool returned an error or was rejected, 2 usage, spec or load error.",
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, cancel := signalContext(cmd.Context())
+			defer cancel()
+			argsJSON, err := callArguments(cmd.InOrStdin(), args)
+			if err != nil {
+				return exitCode(2, err)
+			}
+			var decider approval.Decider = approval.Deny{}
+			if yolo {
+				decider = approval.Yolo{}
+			}
+			a, done, err := g.loadForTools(ctx, decider)
+			if err != nil {
+				return err
+			}
+			defer done()
+			start := time.Now()
+			call := providers.ToolCall{ID: fmt.Sprintf("tools-call-%d", start.UnixNano()), Name: args[0], Arguments: argsJSON}
+			r := a.Toolset.Handle(ctx, call).Result()
+			g.logger.Debug("tool call done", "tool", call.Name, "duration", time.Since(start))
+			return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), r, yolo)
+		},
+	}
+	cmd.Flags().BoolVar(&yolo, "yolo", false, "approve every action the tool asks approval for")
+	return cmd
+}
+
+// callArguments reads the JSON arguments from the command line or stdin.
+func callArguments(stdin io.Reader, args []string) (string, error) {
+	if len(args) == 2 {
+		return args[1], nil
+	}
+	if f, ok := stdin.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return "{}", nil
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(stdin, 64<<20))
+	if err != nil {
+		return "", fmt.Errorf("read arguments from stdin: %w", err)
+	}
+	return string(b), nil
+}
+
+// printResult prints the output on stdout and the message on stderr, and
+// maps the result to the exit code.
+func printResult(stdout, stderr io.Writer, r toolset.Result, yolo bool) error {
+	if text := r.OutputText(); text != "" {
+		fmt.Fprint(stdout, text)
+		if !strings.HasSuffix(text, "\n") {
+			fmt.Fprintln(stdout)
+		}
+	}
+	if r.Message != "" {
+		fmt.Fprintln(stderr, r.Message)
+	}
+	switch {
+	case r.Kind == toolset.Rejected && !yolo:
+		fmt.Fprintln(stderr, "(tools call asks no one: run it with --yolo to approve the tool's actions)")
+		return exitCode(1, nil)
+	case r.IsError():
+		return exitCode(1, nil)
+	}
+	return nil
+}
+
+

@@ -1,0 +1,342 @@
+// Package agent loads an agent: its spec, its plugin binaries (launched in
+// parallel, each handed the host capabilities over its broker) and the
+// toolset made of their tools.
+package agent
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/capability"
+	"github.com/kosong-host/kosong-host/host/launcher"
+	"github.com/kosong-host/kosong-host/host/spec"
+	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
+)
+
+// Call timeouts: a tool's own default applies unless agent.yaml overrides
+// it; either is capped by MaxCallTimeout.
+const (
+	DefaultCallTimeout = 10 * time.Minute
+	MaxCallTimeout     = time.Hour
+)
+
+// Options say how to load an agent.
+type Options struct {
+	// DefaultAgentPath is the file `extend: default` names.
+	DefaultAgentPath string
+	// PluginDirs are searched in order for kosong-plugin-NAME.
+	PluginDirs []string
+	WorkDir    string
+	// SessionID and StateDir identify the session; each plugin gets
+	// StateDir/plugins/NAME.
+	SessionID string
+	StateDir  string
+	Decider   approval.Decider
+	Logger    hclog.Logger
+	// StartTimeout bounds each plugin's handshake.
+	StartTimeout time.Duration
+	Getenv       func(string) string
+}
+
+// ToolStatus is the load outcome of one tool.
+type ToolStatus struct {
+	Name         string   `json:"name"`
+	Plugin       string   `json:"plugin"`
+	Path         string   `json:"path"`
+	Status       string   `json:"status"` // loaded, skipped
+	Reason       string   `json:"reason,omitempty"`
+	Capabilities []string `json:"capabilities"`
+}
+
+// Agent is a loaded agent.
+type Agent struct {
+	Spec    *spec.Spec
+	Toolset *toolset.Toolset
+	Plugins []*launcher.Plugin
+	Status  []ToolStatus
+}
+
+// Close stops every plugin.
+func (a *Agent) Close() {
+	var wg sync.WaitGroup
+	for _, p := range a.Plugins {
+		wg.Add(1)
+		go func() { defer wg.Done(); p.Kill() }()
+	}
+	wg.Wait()
+}
+
+// LoadError lists every tool that could not be loaded.
+type LoadError struct {
+	Failures []string
+}
+
+func (e *LoadError) Error() string { return "Invalid tools: [" + strings.Join(e.Failures, "; ") + "]" }
+
+// Load reads the spec at path and loads its tools.
+func Load(ctx context.Context, path string, opts Options) (*Agent, error) {
+	s, err := spec.Load(path, spec.LoadOptions{DefaultAgentPath: opts.DefaultAgentPath})
+	if err != nil {
+		return nil, err
+	}
+	return LoadSpec(ctx, s, opts)
+}
+
+type launched struct {
+	ref    spec.PluginRef
+	plugin *launcher.Plugin
+	err    error
+}
+
+// LoadSpec launches the spec's plugins in parallel and builds the toolset.
+// Failures are collected and returned together as a *LoadError.
+func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	refs, err := s.Plugins()
+	if err != nil {
+		return nil, err
+	}
+	results := make([]launched, len(refs))
+	var wg sync.WaitGroup
+	for i, ref := range refs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = launched{ref: ref}
+			path, err := resolvePlugin(ref, opts.PluginDirs)
+			if err != nil {
+				results[i].err = err
+				return
+			}
+			results[i].plugin, results[i].err = launcher.Launch(ctx, launcher.Config{
+				Name: ref.Name, Path: path, SHA256: ref.SHA256, Env: ref.Env,
+				StartTimeout: opts.StartTimeout, Logger: opts.Logger, Getenv: opts.Getenv,
+			})
+		}()
+	}
+	wg.Wait()
+
+	a := &Agent{Spec: s, Toolset: toolset.New(opts.Logger)}
+	var failures []string
+	for _, r := range results {
+		if r.err != nil {
+			failures = append(failures, r.err.Error())
+			continue
+		}
+		a.Plugins = append(a.Plugins, r.plugin)
+	}
+	// Load every plugin's tools in parallel too (constructors may call back
+	// into the host), then add them in spec order, so names and errors do not
+	// depend on timing.
+	loads := make([]pluginLoad, len(results))
+	for i, r := range results {
+		if r.err != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			loads[i] = a.loadPlugin(ctx, r.ref, r.plugin, opts)
+		}()
+	}
+	wg.Wait()
+	for _, l := range loads {
+		failures = append(failures, l.failures...)
+		for _, st := range l.status {
+			if st.tool != nil {
+				if err := a.Toolset.Add(st.tool); err != nil {
+					failures = append(failures, fmt.Sprintf("%s:%s (%v)", st.Plugin, st.Name, err))
+					continue
+				}
+			}
+			a.Status = append(a.Status, st.ToolStatus)
+		}
+	}
+	if len(failures) > 0 {
+		a.Close()
+		return nil, &LoadError{Failures: failures}
+	}
+	var names []string
+	for _, st := range a.Status {
+		if st.Status == "loaded" {
+			names = append(names, st.Name)
+		}
+	}
+	opts.Logger.Info(fmt.Sprintf("Loaded tools: [%s]", strings.Join(names, ", ")))
+	return a, nil
+}
+
+type pluginLoad struct {
+	status   []toolLoad
+	failures []string
+}
+
+type toolLoad struct {
+	ToolStatus
+	tool *pluginTool // nil when skipped
+}
+
+// loadPlugin asks one plugin to construct its tools.
+func (a *Agent) loadPlugin(ctx context.Context, ref spec.PluginRef, p *launcher.Plugin, opts Options) (out pluginLoad) {
+	described := map[string]*pluginv1.ToolSpec{}
+	var all []string
+	for _, t := range p.Tools {
+		described[t.GetName()] = t
+		all = append(all, t.GetName())
+	}
+	want := ref.Tools
+	if want == nil {
+		for _, name := range all {
+			if !slices.Contains(ref.Exclude, name) {
+				want = append(want, name)
+			}
+		}
+	}
+	var toLoad []string
+	for _, name := range want {
+		if _, ok := described[name]; !ok {
+			out.failures = append(out.failures, fmt.Sprintf("%s:%s (plugin %s has no tool %s; it offers %s)", ref.Name, name, ref.Name, name, strings.Join(all, ", ")))
+			continue
+		}
+		toLoad = append(toLoad, name)
+	}
+	if len(toLoad) == 0 {
+		return out
+	}
+
+	configs := map[string]json.RawMessage{}
+	wireConfigs := map[string]string{}
+	for _, name := range toLoad {
+		if c := ref.ConfigFor(name); c != nil {
+			configs[name] = c
+			wireConfigs[name] = string(c)
+		}
+	}
+	stateDir := filepath.Join(opts.StateDir, "plugins", ref.Name)
+	if opts.StateDir != "" {
+		if err := os.MkdirAll(stateDir, 0o700); err != nil {
+			out.failures = append(out.failures, fmt.Sprintf("%s (state dir: %v)", ref.Name, err))
+			return out
+		}
+	}
+	host := &capability.Host{
+		Plugin:  ref.Name,
+		Decider: opts.Decider,
+		Env:     Environment(opts.WorkDir, opts.Getenv),
+		Session: capability.Session{ID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},
+		Configs: configs,
+		Calls:   a.Toolset,
+	}
+	id := host.Serve(p.Remote.Broker)
+	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	resp, err := p.Remote.Plugin.Load(lctx, &pluginv1.LoadRequest{
+		CapabilityBrokerId: id,
+		Capabilities:       capability.Offered,
+		Session:            &pluginv1.SessionInfo{Id: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},
+		Tools:              toLoad,
+		ToolConfigs:        wireConfigs,
+	})
+	if err != nil {
+		out.failures = append(out.failures, fmt.Sprintf("%s (load: %v)", ref.Name, err))
+		return out
+	}
+	for _, tl := range resp.GetTools() {
+		d := described[tl.GetName()]
+		st := ToolStatus{Name: tl.GetName(), Plugin: ref.Name, Path: p.Path, Capabilities: d.GetCapabilities(), Reason: tl.GetReason()}
+		switch tl.GetStatus() {
+		case pluginv1.ToolLoad_STATUS_LOADED:
+			st.Status = "loaded"
+			timeout := callTimeout(time.Duration(d.GetDefaultTimeoutMs())*time.Millisecond, ref.Timeout)
+			out.status = append(out.status, toolLoad{ToolStatus: st, tool: &pluginTool{plugin: p, spec: toolset.Spec{
+				Name: d.GetName(), Description: d.GetDescription(), Parameters: []byte(d.GetParametersSchema()),
+				Source: fmt.Sprintf("plugin %s (%s)", ref.Name, p.Path), Capabilities: d.GetCapabilities(), Timeout: timeout,
+			}}})
+		case pluginv1.ToolLoad_STATUS_SKIPPED:
+			st.Status = "skipped"
+			opts.Logger.Info(fmt.Sprintf("Skipping tool %s: %s", tl.GetName(), tl.GetReason()))
+			out.status = append(out.status, toolLoad{ToolStatus: st})
+		default:
+			out.failures = append(out.failures, fmt.Sprintf("%s:%s (%s)", ref.Name, tl.GetName(), tl.GetReason()))
+		}
+	}
+	return out
+}
+
+func callTimeout(toolDefault, override time.Duration) time.Duration {
+	d := DefaultCallTimeout
+	if toolDefault > 0 {
+		d = toolDefault
+	}
+	if override > 0 {
+		d = override
+	}
+	return min(d, MaxCallTimeout)
+}
+
+// resolvePlugin finds a plugin's binary: a path as given, or
+// kosong-plugin-NAME in the plugin dirs.
+func resolvePlugin(ref spec.PluginRef, dirs []string) (string, error) {
+	if ref.Path != "" {
+		return ref.Path, nil
+	}
+	file := spec.PluginPrefix + ref.Lookup
+	if runtime.GOOS == "windows" {
+		file += ".exe"
+	}
+	for _, dir := range dirs {
+		p := filepath.Join(dir, file)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	if len(dirs) == 0 {
+		return "", fmt.Errorf("plugin %s: %s not found: no plugin directory is set (--plugin-dir, KOSONG_PLUGIN_PATH)", ref.Name, file)
+	}
+	return "", fmt.Errorf("plugin %s: %s not found in %s", ref.Name, file, strings.Join(dirs, ", "))
+}
+
+// Environment describes this machine for the Environment capability.
+func Environment(workDir string, getenv func(string) string) capability.Environment {
+	shellPath := getenv("SHELL")
+	if shellPath == "" {
+		shellPath = "/bin/sh"
+		if _, err := os.Stat("/bin/bash"); err == nil {
+			shellPath = "/bin/bash"
+		}
+	}
+	if runtime.GOOS == "windows" {
+		shellPath = "powershell.exe"
+	}
+	return capability.Environment{OS: runtime.GOOS, ShellName: filepath.Base(shellPath), ShellPath: shellPath, WorkDir: workDir}
+}
+
+func dataURL(mime string, data []byte) string {
+	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}

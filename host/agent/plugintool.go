@@ -1,0 +1,95 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kosong-host/kosong-host/host/launcher"
+	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+// pluginTool is a tool served by a plugin binary.
+type pluginTool struct {
+	spec   toolset.Spec
+	plugin *launcher.Plugin
+}
+
+func (t *pluginTool) Spec() toolset.Spec { return t.spec }
+
+func (t *pluginTool) Call(ctx context.Context, id string, args json.RawMessage) toolset.Result {
+	resp, err := t.plugin.Remote.Plugin.Call(ctx, &pluginv1.CallRequest{ToolCallId: id, ToolName: t.spec.Name, Arguments: string(args)})
+	if err != nil {
+		return toolset.RuntimeError(t.callError(ctx, err))
+	}
+	return fromProto(resp)
+}
+
+func (t *pluginTool) callError(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("the call was cancelled: %w", context.Cause(ctx))
+	case status.Code(err) == codes.ResourceExhausted:
+		return fmt.Errorf("plugin %s: the message exceeds the size limit: %s", t.plugin.Name, status.Convert(err).Message())
+	case t.plugin.Exited() || status.Code(err) == codes.Unavailable:
+		msg := fmt.Sprintf("plugin %s stopped during the call", t.plugin.Name)
+		if tail := lastLines(t.plugin.StderrTail(), 3); tail != "" {
+			msg += "; its last stderr lines: " + tail
+		}
+		return errors.New(msg)
+	}
+	return fmt.Errorf("plugin %s: %s", t.plugin.Name, status.Convert(err).Message())
+}
+
+func fromProto(resp *pluginv1.CallResponse) toolset.Result {
+	switch x := resp.GetResult().(type) {
+	case *pluginv1.CallResponse_Ok:
+		return toolset.Result{Kind: toolset.Ok, Output: fromParts(x.Ok.GetOutput()), Message: x.Ok.GetMessage(),
+			Brief: x.Ok.GetBrief(), Display: fromDisplay(x.Ok.GetDisplay())}
+	case *pluginv1.CallResponse_Error:
+		if x.Error.GetRuntime() {
+			r := toolset.RuntimeError(errors.New(x.Error.GetMessage()))
+			r.Output = fromParts(x.Error.GetOutput())
+			return r
+		}
+		return toolset.Result{Kind: toolset.Failed, Output: fromParts(x.Error.GetOutput()), Message: x.Error.GetMessage(),
+			Brief: x.Error.GetBrief(), Display: fromDisplay(x.Error.GetDisplay())}
+	case *pluginv1.CallResponse_Rejected:
+		return toolset.RejectedResult(x.Rejected.GetFeedback())
+	}
+	return toolset.RuntimeError(errors.New("the plugin returned an empty result"))
+}
+
+func fromParts(parts []*pluginv1.ContentPart) []providers.ContentPart {
+	out := make([]providers.ContentPart, 0, len(parts))
+	for _, p := range parts {
+		if img := p.GetImage(); img != nil {
+			url := img.GetUrl()
+			if url == "" {
+				url = dataURL(img.GetMimeType(), img.GetData())
+			}
+			out = append(out, providers.ContentPart{Type: providers.PartImage, ImageURL: url})
+			continue
+		}
+		out = append(out, providers.TextPart(p.GetText()))
+	}
+	return out
+}
+
+func fromDisplay(blocks []*pluginv1.DisplayBlock) []toolset.Display {
+	out := make([]toolset.Display, 0, len(blocks))
+	for _, b := range blocks {
+		data := json.RawMessage(b.GetData())
+		if !json.Valid(data) {
+			data = json.RawMessage("null")
+		}
+		out = append(out, toolset.Display{Kind: b.GetKind(), Data: data})
+	}
+	return out
+}

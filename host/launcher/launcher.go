@@ -1,0 +1,296 @@
+// Package launcher starts tool plugin binaries through go-plugin (gRPC only,
+// mutual TLS with one-time Ed25519 certificates) with a minimal environment,
+// and stops them with everything they started.
+package launcher
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	plugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/kosong-host/kosong-host/pluginsdk"
+	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
+)
+
+// DefaultStartTimeout bounds the handshake of a plugin that never completes it.
+const DefaultStartTimeout = 10 * time.Second
+
+// BaseEnv lists the host variables every plugin inherits; agent.yaml's `env`
+// adds to it. Nothing else reaches a plugin, API keys included.
+var BaseEnv = []string{"PATH", "HOME", "LANG", "TMPDIR"}
+
+// Config says how to launch one plugin binary.
+type Config struct {
+	// Name is the plugin's name in messages.
+	Name string
+	// Path is the binary's path.
+	Path string
+	// SHA256 is an optional hex pin of the binary, checked before exec.
+	SHA256 string
+	// Env names extra host variables the plugin may inherit.
+	Env []string
+	// StartTimeout defaults to DefaultStartTimeout.
+	StartTimeout time.Duration
+	// Logger receives the plugin's logs; nil discards them.
+	Logger hclog.Logger
+	// Getenv reads the host environment; nil means os.Getenv.
+	Getenv func(string) string
+	// NoTLS turns mutual TLS off. Only benchmarks set it, to measure its cost.
+	NoTLS bool
+}
+
+// Plugin is a running plugin binary.
+type Plugin struct {
+	Name string
+	Path string
+	// Remote is the plugin's gRPC client and broker.
+	Remote *pluginsdk.Remote
+	// Tools is what the binary's Describe answered.
+	Tools []*pluginv1.ToolSpec
+
+	client *plugin.Client
+	cmd    *exec.Cmd
+	stderr *tail
+	once   sync.Once
+}
+
+// Error is a launch failure, naming the plugin and its binary.
+type Error struct {
+	Plugin string
+	Path   string
+	Reason string
+	Err    error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("plugin %s: %s", e.Plugin, e.Reason) }
+func (e *Error) Unwrap() error { return e.Err }
+
+// Launch starts the binary, completes the handshake and asks it to Describe
+// its tools.
+func Launch(ctx context.Context, cfg Config) (*Plugin, error) {
+	fail := func(err error, format string, args ...any) error {
+		return &Error{Plugin: cfg.Name, Path: cfg.Path, Reason: fmt.Sprintf(format, args...), Err: err}
+	}
+	if err := checkBinary(cfg.Path, cfg.SHA256); err != nil {
+		return nil, fail(err, "%v", err)
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = DefaultStartTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+
+	cmd := exec.Command(cfg.Path)
+	cmd.Env = pluginEnv(cfg.Getenv, cfg.Env)
+	if lvl := cfg.Logger.GetLevel(); lvl != hclog.NoLevel && lvl != hclog.Off {
+		cmd.Env = append(cmd.Env, "KOSONG_PLUGIN_LOG_LEVEL="+lvl.String())
+	}
+	isolate(cmd)
+
+	clientCfg := &plugin.ClientConfig{
+		HandshakeConfig:  pluginsdk.Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{pluginsdk.ProtocolVersion: {pluginsdk.PluginName: &pluginsdk.GRPCPlugin{}}},
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		SkipHostEnv:      true,
+		StartTimeout:     cfg.StartTimeout,
+		Logger:           cfg.Logger.Named(cfg.Name),
+		GRPCDialOptions: []grpc.DialOption{
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(pluginsdk.MaxMessageBytes), grpc.MaxCallSendMsgSize(pluginsdk.MaxMessageBytes)),
+			grpc.WithIdleTimeout(math.MaxInt64),
+		},
+	}
+	st := newTail(20)
+	clientCfg.Stderr = st
+
+	var tlsFD *os.File
+	if !cfg.NoTLS {
+		tlsCfg, bundle, err := hostTLS(cfg.Name)
+		if err != nil {
+			return nil, fail(err, "%v", err)
+		}
+		r, err := bundlePipe(bundle)
+		if err != nil {
+			return nil, fail(err, "hand TLS material to the plugin: %v", err)
+		}
+		tlsFD = r
+		cmd.ExtraFiles = []*os.File{r}
+		cmd.Env = append(cmd.Env, pluginsdk.TLSFDEnv+"=3")
+		clientCfg.TLSConfig = tlsCfg
+	}
+
+	client := plugin.NewClient(clientCfg)
+	p := &Plugin{Name: cfg.Name, Path: cfg.Path, client: client, cmd: cmd, stderr: st}
+	rpc, err := client.Client()
+	if tlsFD != nil {
+		_ = tlsFD.Close()
+	}
+	if err != nil {
+		p.Kill()
+		return nil, fail(err, "%s", startFailure(cfg, err, st, client.Exited()))
+	}
+	if v := client.NegotiatedVersion(); v != pluginsdk.ProtocolVersion {
+		p.Kill()
+		return nil, fail(nil, "protocol version mismatch: the plugin speaks %d, the host %d", v, pluginsdk.ProtocolVersion)
+	}
+	raw, err := rpc.Dispense(pluginsdk.PluginName)
+	if err != nil {
+		p.Kill()
+		return nil, fail(err, "dispense: %v", err)
+	}
+	remote, ok := raw.(*pluginsdk.Remote)
+	if !ok {
+		p.Kill()
+		return nil, fail(nil, "dispensed %T, not a kosong plugin", raw)
+	}
+	p.Remote = remote
+	dctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	defer cancel()
+	desc, err := remote.Plugin.Describe(dctx, &pluginv1.DescribeRequest{})
+	if err != nil {
+		p.Kill()
+		return nil, fail(err, "describe: %v%s", err, st.suffix())
+	}
+	p.Tools = desc.GetTools()
+	return p, nil
+}
+
+// startFailure explains a failed handshake in one line.
+func startFailure(cfg Config, err error, st *tail, exited bool) string {
+	msg := strings.TrimSpace(err.Error())
+	lower := strings.ToLower(msg)
+	switch {
+	case strings.Contains(lower, "incompatible api version"):
+		return fmt.Sprintf("protocol version mismatch: %s", msg)
+	case strings.Contains(lower, "timeout while waiting for plugin to start"):
+		return fmt.Sprintf("%s did not complete the plugin handshake within %s", cfg.Path, cfg.StartTimeout)
+	case strings.Contains(lower, "exited before we could connect"),
+		strings.Contains(lower, "failed to read any lines from plugin's stdout"):
+		return fmt.Sprintf("%s is not a kosong plugin: it exited before the plugin handshake%s", cfg.Path, st.suffix())
+	case strings.Contains(lower, "unrecognized remote plugin message"):
+		first, _, _ := strings.Cut(strings.TrimPrefix(msg, "Unrecognized remote plugin message: "), "\n")
+		return fmt.Sprintf("%s is not a kosong plugin: it printed %q instead of the plugin handshake", cfg.Path, first)
+	case exited:
+		return fmt.Sprintf("%s exited during the plugin handshake: %s%s", cfg.Path, firstLine(msg), st.suffix())
+	}
+	return fmt.Sprintf("start %s: %s%s", cfg.Path, firstLine(msg), st.suffix())
+}
+
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
+}
+
+// checkBinary refuses a missing or non-executable file, and a binary whose
+// sha256 differs from its pin, before anything is executed.
+func checkBinary(path, pin string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("binary not found: %s", path)
+	case err != nil:
+		return err
+	case fi.IsDir():
+		return fmt.Errorf("%s is a directory, not a plugin binary", path)
+	case fi.Mode().Perm()&0o111 == 0:
+		return fmt.Errorf("%s is not executable", path)
+	}
+	if pin == "" {
+		return nil
+	}
+	got, err := FileSHA256(path)
+	if err != nil {
+		return err
+	}
+	if !strings.EqualFold(got, pin) {
+		return fmt.Errorf("sha256 mismatch for %s: agent spec pins %s, the file is %s", path, pin, got)
+	}
+	return nil
+}
+
+// FileSHA256 is the hex sha256 of a file.
+func FileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func pluginEnv(getenv func(string) string, extra []string) []string {
+	var env []string
+	seen := map[string]bool{}
+	for _, name := range append(append([]string(nil), BaseEnv...), extra...) {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if v := getenv(name); v != "" {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
+}
+
+// bundlePipe writes the bundle into a pipe and returns its read end, to be
+// inherited by the plugin as a file descriptor.
+func bundlePipe(b pluginsdk.TLSBundle) (*os.File, error) {
+	data, err := json.Marshal(b)
+	if err != nil {
+		return nil, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	// The bundle (about 1.5 KB) fits in the pipe buffer, so this never blocks.
+	_, err = w.Write(data)
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Exited reports whether the plugin process has exited.
+func (p *Plugin) Exited() bool { return p.client.Exited() }
+
+// StderrTail returns the last lines the plugin wrote to stderr.
+func (p *Plugin) StderrTail() string { return p.stderr.String() }
+
+// Kill stops the plugin (gracefully first, as go-plugin does) and then every
+// process left in its process group. It is safe to call more than once.
+func (p *Plugin) Kill() {
+	p.once.Do(func() {
+		p.client.Kill()
+		if p.cmd.Process != nil {
+			killGroup(p.cmd.Process.Pid)
+		}
+	})
+}

@@ -1,0 +1,9 @@
+//go:build unix && !linux
+
+package launcher
+
+import "syscall"
+
+// setDeathSignal: only Linux has a parent-death signal; elsewhere the SDK
+// watches its parent instead.
+func setDeathSignal(*syscall.SysProcAttr) {}

@@ -1,0 +1,81 @@
+// Command capcheck is a test plugin: tools that report the capabilities they
+// received, ask approval, panic, fail to construct, skip, or need a
+// capability no host offers.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"time"
+
+	"github.com/kosong-host/kosong-host/pluginsdk"
+)
+
+type whoamiParams struct {
+	Ask bool `json:"ask,omitempty"`
+}
+
+type whoami struct {
+	a   pluginsdk.Approval
+	env pluginsdk.Environment
+	s   pluginsdk.Session
+	c   pluginsdk.Config
+}
+
+func (w whoami) Call(ctx context.Context, p whoamiParams) pluginsdk.Result {
+	if p.Ask {
+		d, err := w.a.Request(ctx, "inspect", "Inspect the host")
+		if err != nil {
+			return pluginsdk.Error(err.Error())
+		}
+		if !d.Approved {
+			return pluginsdk.Rejected(d.Feedback)
+		}
+	}
+	out, _ := json.Marshal(map[string]any{
+		"work_dir": w.env.WorkDir(), "os": w.env.OS(), "shell": w.env.Shell().Path,
+		"session_id": w.s.ID(), "state_dir": w.s.StateDir(), "config": w.c.Raw(),
+		"env_secret": os.Getenv("KOSONG_TEST_SECRET"), "env_allowed": os.Getenv("KOSONG_TEST_ALLOWED"),
+		"call_id": pluginsdk.ToolCallID(ctx),
+	})
+	return pluginsdk.Ok(string(out))
+}
+
+type empty struct{}
+
+type sleepParams struct {
+	Ms int `json:"ms" jsonschema:"minimum=0"`
+}
+
+func main() {
+	pluginsdk.Serve(
+		pluginsdk.NewTool[whoamiParams]("Whoami", "Reports the capabilities it received.",
+			func(a pluginsdk.Approval, env pluginsdk.Environment, s pluginsdk.Session, c pluginsdk.Config) (whoami, error) {
+				return whoami{a: a, env: env, s: s, c: c}, nil
+			}),
+		pluginsdk.NewTool[empty]("Panic", "Panics.", func() (pluginsdk.HandlerFunc[empty], error) {
+			return func(context.Context, empty) pluginsdk.Result { panic("tool exploded") }, nil
+		}),
+		pluginsdk.NewTool[sleepParams]("Sleep", "Sleeps until done or cancelled.", func() (pluginsdk.HandlerFunc[sleepParams], error) {
+			return func(ctx context.Context, p sleepParams) pluginsdk.Result {
+				select {
+				case <-time.After(time.Duration(p.Ms) * time.Millisecond):
+					return pluginsdk.Ok("slept")
+				case <-ctx.Done():
+					return pluginsdk.Error("cancelled")
+				}
+			}, nil
+		}),
+		pluginsdk.NewTool[empty]("Skipped", "Never loads.", func() (pluginsdk.HandlerFunc[empty], error) {
+			return nil, pluginsdk.Skip("nothing to do here")
+		}),
+		pluginsdk.NewTool[empty]("Broken", "Fails to construct.", func() (pluginsdk.HandlerFunc[empty], error) {
+			return nil, errors.New("database is unreachable")
+		}),
+		pluginsdk.NewTool[empty]("NeedsFile", "Needs a capability no host offers.", func(*os.File) (pluginsdk.HandlerFunc[empty], error) {
+			return nil, nil
+		}),
+	)
+}

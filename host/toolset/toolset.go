@@ -1,0 +1,207 @@
+// Package toolset holds the tools an agent may call, whatever their source
+// (plugin binaries, MCP servers), validates each call's arguments against
+// the tool's JSON Schema and runs calls concurrently, never blocking the
+// caller and never panicking.
+package toolset
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+// Spec describes a tool.
+type Spec struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments.
+	Parameters json.RawMessage
+	// Source names where the tool comes from, e.g. "plugin echo".
+	Source string
+	// Capabilities the tool was given.
+	Capabilities []string
+	// Timeout bounds each call; 0 means none.
+	Timeout time.Duration
+}
+
+// Tool is a tool the toolset can run.
+type Tool interface {
+	Spec() Spec
+	// Call runs the tool with validated arguments. ctx carries the call's
+	// deadline and is cancelled when the call is.
+	Call(ctx context.Context, id string, args json.RawMessage) Result
+}
+
+// Toolset is the set of tools of an agent.
+type Toolset struct {
+	logger hclog.Logger
+
+	mu      sync.RWMutex
+	tools   map[string]*entry
+	order   []string
+	defs    []providers.ToolDef
+	active  map[string]int
+	closing bool
+}
+
+type entry struct {
+	tool   Tool
+	spec   Spec
+	schema *jsonschema.Schema
+}
+
+// New returns an empty toolset.
+func New(logger hclog.Logger) *Toolset {
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	return &Toolset{logger: logger, tools: map[string]*entry{}, active: map[string]int{}}
+}
+
+// Add adds a tool. Two tools with one name is an error naming both sources.
+func (ts *Toolset) Add(t Tool) error {
+	spec := t.Spec()
+	schema, err := compileSchema(spec.Name, spec.Parameters)
+	if err != nil {
+		return err
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if old, ok := ts.tools[spec.Name]; ok {
+		return fmt.Errorf("duplicate tool name %s: provided by %s and by %s", spec.Name, old.spec.Source, spec.Source)
+	}
+	ts.tools[spec.Name] = &entry{tool: t, spec: spec, schema: schema}
+	ts.order = append(ts.order, spec.Name)
+	ts.defs = append(ts.defs, providers.ToolDef{Name: spec.Name, Description: spec.Description, Parameters: spec.Parameters})
+	return nil
+}
+
+// Find returns the named tool.
+func (ts *Toolset) Find(name string) (Tool, bool) {
+	ts.mu.RLock()
+	defer ts.mu.RUnlock()
+	e, ok := ts.tools[name]
+	if !ok {
+		return nil, false
+	}
+	return e.tool, true
+}
+
+// Names lists the tools in the order they were added.
+func (ts *Toolset) Names() []string {
+	ts.mu.RLock()
+	defer ts.mu.RUnlock()
+	return append([]string(nil), ts.order...)
+}
+
+// Tools returns the tools as the model sees them, in the order added.
+func (ts *Toolset) Tools() []providers.ToolDef {
+	ts.mu.RLock()
+	defer ts.mu.RUnlock()
+	return append([]providers.ToolDef(nil), ts.defs...)
+}
+
+// Active reports whether a call with this id is running.
+func (ts *Toolset) Active(id string) bool {
+	ts.mu.RLock()
+	defer ts.mu.RUnlock()
+	return ts.active[id] > 0
+}
+
+// Pending is a call in progress.
+type Pending struct {
+	done   chan struct{}
+	result Result
+}
+
+// Done is closed when the result is in.
+func (p *Pending) Done() <-chan struct{} { return p.done }
+
+// Result waits for the result.
+func (p *Pending) Result() Result {
+	<-p.done
+	return p.result
+}
+
+func resolved(r Result) *Pending {
+	p := &Pending{done: make(chan struct{}), result: r}
+	close(p.done)
+	return p
+}
+
+// Handle starts a tool call and returns at once. Calls to unknown tools and
+// calls with invalid arguments are resolved immediately; valid calls run in
+// their own goroutine until they return or ctx is cancelled.
+func (ts *Toolset) Handle(ctx context.Context, call providers.ToolCall) *Pending {
+	ts.mu.RLock()
+	e, ok := ts.tools[call.Name]
+	ts.mu.RUnlock()
+	if !ok {
+		return resolved(withID(NotFound(call.Name), call.ID))
+	}
+	args := bytes.TrimSpace([]byte(call.Arguments))
+	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+		args = []byte("{}")
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return resolved(withID(ParseError(err), call.ID))
+	}
+	if err := e.schema.Validate(inst); err != nil {
+		return resolved(withID(ValidateError(errors.New(validationMessage(err))), call.ID))
+	}
+
+	ts.mu.Lock()
+	ts.active[call.ID]++
+	ts.mu.Unlock()
+	p := &Pending{done: make(chan struct{})}
+	go func() {
+		start := time.Now()
+		r := ts.run(ctx, e, call.ID, args)
+		ts.mu.Lock()
+		if ts.active[call.ID]--; ts.active[call.ID] <= 0 {
+			delete(ts.active, call.ID)
+		}
+		ts.mu.Unlock()
+		if ts.logger.IsDebug() {
+			ts.logger.Debug("tool call", "tool", call.Name, "id", call.ID, "duration", time.Since(start), "error", r.IsError())
+		}
+		p.result = withID(r, call.ID)
+		close(p.done)
+	}()
+	return p
+}
+
+func (ts *Toolset) run(ctx context.Context, e *entry, id string, args json.RawMessage) (r Result) {
+	defer func() {
+		if v := recover(); v != nil {
+			ts.logger.Error("tool call panicked in the host", "tool", e.spec.Name, "panic", fmt.Sprint(v))
+			r = RuntimeError(fmt.Errorf("%v", v))
+		}
+	}()
+	if e.spec.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, e.spec.Timeout)
+		defer cancel()
+	}
+	r = e.tool.Call(ctx, id, args)
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) && r.Kind != Ok {
+		return Result{Kind: Failed, Message: fmt.Sprintf("Tool %s timed out after %s", e.spec.Name, e.spec.Timeout),
+			Brief: "Timed out", Output: r.Output}
+	}
+	return r
+}
+
+func withID(r Result, id string) Result {
+	r.ToolCallID = id
+	return r
+}
