@@ -197,5 +197,3 @@ func printResult(stdout, stderr io.Writer, r toolset.Result, yolo bool) error {
 	}
 	return nil
 }
-
-

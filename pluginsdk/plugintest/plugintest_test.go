@@ -60,7 +60,9 @@ func configured(c pluginsdk.Config) (pluginsdk.RawHandlerFunc, error) {
 	if err := c.Decode(&cfg); err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, args json.RawMessage) pluginsdk.Result { return pluginsdk.Ok(cfg.Greeting + string(args)) }, nil
+	return func(ctx context.Context, args json.RawMessage) pluginsdk.Result {
+		return pluginsdk.Ok(cfg.Greeting + string(args))
+	}, nil
 }
 
 func defs() []pluginsdk.Definition {
