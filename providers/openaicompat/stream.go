@@ -1,0 +1,328 @@
+package openaicompat
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+// chunk is one streamed chat.completion.chunk. It is decoded here rather
+// than by go-openai to read what go-openai drops: usage inside choices[0],
+// Kimi's usage.cached_tokens, a `reasoning` delta, an error object, and
+// arguments sent as a JSON object.
+type chunk struct {
+	Choices []struct {
+		Delta struct {
+			Content          *string         `json:"content"`
+			ReasoningContent *string         `json:"reasoning_content"`
+			Reasoning        *string         `json:"reasoning"`
+			Refusal          *string         `json:"refusal"`
+			ToolCalls        []toolCallDelta `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string    `json:"finish_reason"`
+		Usage        *wireUsage `json:"usage"`
+	} `json:"choices"`
+	Usage *wireUsage `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Code    any    `json:"code"`
+	} `json:"error"`
+}
+
+type toolCallDelta struct {
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
+// arguments is the delta's arguments text: a JSON string's value, or the
+// raw JSON of anything else (some servers send an object).
+func (d toolCallDelta) arguments() string {
+	raw := d.Function.Arguments
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+type wireUsage struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	CachedTokens        int64 `json:"cached_tokens"` // Kimi
+	PromptTokensDetails *struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+}
+
+func (u *wireUsage) usage() *providers.Usage {
+	out := &providers.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CacheReadTokens: u.CachedTokens}
+	if u.PromptTokensDetails != nil && u.PromptTokensDetails.CachedTokens > out.CacheReadTokens {
+		out.CacheReadTokens = u.PromptTokensDetails.CachedTokens
+	}
+	return out
+}
+
+type stream struct {
+	ctx context.Context
+	p   *Provider
+	raw *openai.ChatCompletionStream
+	w   *watch
+
+	events    []providers.Event
+	calls     accumulator
+	sawText   bool
+	sawFinish bool
+	usage     *providers.Usage
+	finished  bool
+	err       error
+	closeOnce sync.Once
+}
+
+func newStream(ctx context.Context, p *Provider, raw *openai.ChatCompletionStream, w *watch) *stream {
+	return &stream{ctx: ctx, p: p, raw: raw, w: w, calls: accumulator{byIndex: map[int]*pendingCall{}}}
+}
+
+// Next implements providers.Stream.
+func (s *stream) Next() (providers.Event, error) {
+	for len(s.events) == 0 {
+		if s.err != nil {
+			return providers.Event{}, s.err
+		}
+		if s.finished {
+			return providers.Event{}, io.EOF
+		}
+		s.step()
+	}
+	ev := s.events[0]
+	s.events = s.events[1:]
+	return ev, nil
+}
+
+// Close implements providers.Stream.
+func (s *stream) Close() error {
+	var err error
+	s.closeOnce.Do(func() { err = s.raw.Close() })
+	return err
+}
+
+func (s *stream) fail(err error) {
+	s.err = err
+	_ = s.Close()
+}
+
+// step reads one data line and queues its events.
+func (s *stream) step() {
+	data, err := s.raw.RecvRaw()
+	if err == io.EOF {
+		s.end()
+		return
+	}
+	if err != nil {
+		s.fail(s.p.streamError(s.ctx, err))
+		return
+	}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return
+	}
+	var c chunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		s.fail(s.p.newError(providers.ErrServer, 0, fmt.Errorf("malformed stream chunk %.200q: %w", data, err)))
+		return
+	}
+	if c.Error != nil {
+		s.fail(s.p.errorEvent(c.Error.Type, c.Error.Code, c.Error.Message))
+		return
+	}
+	if c.Usage != nil {
+		s.usage = c.Usage.usage()
+	}
+	for _, ch := range c.Choices {
+		d := ch.Delta
+		reasoning := d.ReasoningContent
+		if reasoning == nil {
+			reasoning = d.Reasoning
+		}
+		if reasoning != nil && *reasoning != "" {
+			s.events = append(s.events, providers.Event{Kind: providers.EventReasoning, Text: *reasoning})
+		}
+		for _, text := range []*string{d.Content, d.Refusal} {
+			if text != nil && *text != "" {
+				s.sawText = true
+				s.events = append(s.events, providers.Event{Kind: providers.EventText, Text: *text})
+			}
+		}
+		for _, tc := range d.ToolCalls {
+			current, err := s.calls.add(tc)
+			if err != nil {
+				s.fail(s.p.newError(providers.ErrServer, 0, err))
+				return
+			}
+			s.emit(s.calls.flush(current))
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			s.sawFinish = true
+			s.emit(s.calls.flush(nil))
+		}
+		if ch.Usage != nil {
+			s.usage = ch.Usage.usage()
+		}
+	}
+}
+
+func (s *stream) emit(calls []*providers.ToolCall) {
+	for _, tc := range calls {
+		s.events = append(s.events, providers.Event{Kind: providers.EventToolCall, ToolCall: tc})
+	}
+}
+
+// end finishes the response once the stream is over.
+func (s *stream) end() {
+	defer s.Close()
+	if !s.w.sawDone && !s.sawFinish {
+		s.err = s.p.newError(providers.ErrConnection, 0, errTruncated)
+		return
+	}
+	rest, err := s.calls.flushAll()
+	if err != nil {
+		s.err = s.p.newError(providers.ErrServer, 0, err)
+		return
+	}
+	s.emit(rest)
+	if !s.sawText && s.calls.emitted == 0 {
+		s.err = s.p.newError(providers.ErrEmptyResponse, 0, errors.New("the model returned no text and no tool call"))
+		return
+	}
+	if s.usage != nil {
+		s.events = append(s.events, providers.Event{Kind: providers.EventUsage, Usage: s.usage})
+	}
+	s.finished = true
+}
+
+// pendingCall is a tool call being assembled from fragments.
+type pendingCall struct {
+	id      string
+	name    string
+	args    strings.Builder
+	emitted bool
+}
+
+// ready: the call has a name and its arguments are complete JSON, so no
+// further fragment can belong to it.
+func (c *pendingCall) ready() bool {
+	return c.name != "" && json.Valid([]byte(c.args.String()))
+}
+
+// accumulator assembles tool calls from fragments; see the package
+// documentation for when a call is emitted.
+type accumulator struct {
+	calls   []*pendingCall // in order of first fragment
+	byIndex map[int]*pendingCall
+	last    *pendingCall
+	next    int // calls[:next] were emitted (or dropped)
+	emitted int
+}
+
+// add routes a fragment to its call and returns that call.
+func (a *accumulator) add(d toolCallDelta) (*pendingCall, error) {
+	var c *pendingCall
+	if d.Index != nil {
+		c = a.byIndex[*d.Index]
+	} else {
+		c = a.last
+	}
+	// A different id, or a different name, on the same index (or on an
+	// index-less fragment) starts a new call.
+	if c != nil && ((d.ID != "" && c.id != "" && d.ID != c.id) ||
+		(d.Function.Name != "" && c.name != "" && d.Function.Name != c.name)) {
+		c = nil
+	}
+	if c == nil {
+		c = &pendingCall{}
+		a.calls = append(a.calls, c)
+		if d.Index != nil {
+			a.byIndex[*d.Index] = c
+		}
+	}
+	a.last = c
+	args := d.arguments()
+	if c.emitted {
+		if strings.TrimSpace(args) != "" {
+			return nil, fmt.Errorf("protocol error: arguments %.100q arrived for tool call %s (%s) after it was complete", args, c.id, c.name)
+		}
+		return c, nil
+	}
+	if c.id == "" {
+		c.id = d.ID
+	}
+	if c.name == "" {
+		c.name = d.Function.Name
+	}
+	c.args.WriteString(args)
+	return c, nil
+}
+
+// flush emits, in order, the calls that are ready, stopping at the first
+// one that is not or at current (the call the last fragment went to, which
+// may still grow; nil when the choice finished).
+func (a *accumulator) flush(current *pendingCall) []*providers.ToolCall {
+	var out []*providers.ToolCall
+	for a.next < len(a.calls) {
+		c := a.calls[a.next]
+		if c == current || !c.ready() {
+			break
+		}
+		out = append(out, a.emit(c))
+	}
+	return out
+}
+
+// flushAll emits every call left at the end of the stream.
+func (a *accumulator) flushAll() ([]*providers.ToolCall, error) {
+	var out []*providers.ToolCall
+	for a.next < len(a.calls) {
+		c := a.calls[a.next]
+		switch {
+		case c.name != "":
+			out = append(out, a.emit(c))
+		case strings.TrimSpace(c.args.String()) == "":
+			a.next++ // a stray fragment with nothing in it
+		default:
+			return nil, fmt.Errorf("protocol error: tool call %q has arguments but no name", c.id)
+		}
+	}
+	return out, nil
+}
+
+func (a *accumulator) emit(c *pendingCall) *providers.ToolCall {
+	if c.id == "" {
+		c.id = newCallID()
+	}
+	c.emitted = true
+	a.next++
+	a.emitted++
+	return &providers.ToolCall{ID: c.id, Name: c.name, Arguments: c.args.String()}
+}
+
+func newCallID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "call_" + hex.EncodeToString(b[:])
+}

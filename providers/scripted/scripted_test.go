@@ -1,0 +1,227 @@
+package scripted_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/scripted"
+)
+
+type result struct {
+	text, reasoning string
+	textChunks      int
+	calls           []providers.ToolCall
+	usage           *providers.Usage
+	err             error
+}
+
+func play(t *testing.T, p providers.ChatProvider) result {
+	t.Helper()
+	s, err := p.Stream(context.Background(), providers.Request{})
+	if err != nil {
+		return result{err: err}
+	}
+	defer s.Close()
+	var r result
+	for {
+		ev, err := s.Next()
+		if err == io.EOF {
+			return r
+		}
+		if err != nil {
+			r.err = err
+			return r
+		}
+		switch ev.Kind {
+		case providers.EventText:
+			r.text += ev.Text
+			r.textChunks++
+		case providers.EventReasoning:
+			r.reasoning += ev.Text
+		case providers.EventToolCall:
+			r.calls = append(r.calls, *ev.ToolCall)
+		case providers.EventUsage:
+			r.usage = ev.Usage
+		}
+	}
+}
+
+func writeScript(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "demo.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const script = `# a demo
+turns:
+  - reasoning: "The user wants files."
+    text: "Let me   look around."
+    tool_calls:
+      - {id: call_1, name: Shell, arguments: {command: "ls -la", timeout: 5, flags: [a, b], deep: {x: null, y: true}}}
+      - name: ReadFile
+        arguments: '{"path": "README.md"}'
+    usage: {input_tokens: 10, output_tokens: 5}
+  - error: rate_limit
+  - text: "Done."
+    tool_calls:
+      - name: Now
+`
+
+func TestReplay(t *testing.T) {
+	p, err := scripted.Load(writeScript(t, script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name() != "scripted" || p.Model() != "script:demo.yaml" {
+		t.Errorf("Name %q Model %q", p.Name(), p.Model())
+	}
+
+	r := play(t, p)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.text != "Let me   look around." || r.textChunks != 4 || r.reasoning != "The user wants files." {
+		t.Errorf("text %q in %d chunks, reasoning %q", r.text, r.textChunks, r.reasoning)
+	}
+	want := []providers.ToolCall{
+		{ID: "call_1", Name: "Shell", Arguments: `{"command":"ls -la","timeout":5,"flags":["a","b"],"deep":{"x":null,"y":true}}`},
+		{ID: "call_1_2", Name: "ReadFile", Arguments: `{"path": "README.md"}`},
+	}
+	if len(r.calls) != 2 || r.calls[0] != want[0] || r.calls[1] != want[1] {
+		t.Errorf("calls = %+v\nwant    %+v", r.calls, want)
+	}
+	if r.usage == nil || *r.usage != (providers.Usage{InputTokens: 10, OutputTokens: 5}) {
+		t.Errorf("usage = %+v", r.usage)
+	}
+
+	r = play(t, p)
+	var pe *providers.Error
+	if !errors.As(r.err, &pe) || pe.Kind != providers.ErrRateLimit || !pe.Retryable() {
+		t.Errorf("turn 2: err = %v, want a scripted rate limit", r.err)
+	}
+
+	r = play(t, p)
+	if r.err != nil || r.text != "Done." || len(r.calls) != 1 || r.calls[0] != (providers.ToolCall{ID: "call_3_1", Name: "Now", Arguments: "{}"}) {
+		t.Errorf("turn 3 = %+v", r)
+	}
+
+	if p.Played() != 3 || p.Remaining() != 0 {
+		t.Errorf("played %d remaining %d", p.Played(), p.Remaining())
+	}
+	r = play(t, p)
+	if !errors.As(r.err, &pe) || pe.Kind != providers.ErrScriptExhausted || pe.Retryable() {
+		t.Fatalf("exhausted: err = %v", r.err)
+	}
+	if !strings.Contains(r.err.Error(), "scripted provider: the script "+p.Source()+" has no more turns (3 played)") {
+		t.Errorf("exhausted message = %q", r.err)
+	}
+}
+
+func TestNewFromGo(t *testing.T) {
+	p := scripted.New([]scripted.Turn{
+		{Text: "one two", ToolCalls: []providers.ToolCall{{Name: "A", Arguments: "{}"}, {ID: "keep", Name: "B", Arguments: `{"x":1}`}}},
+		{}, // empty: an empty response, as a real model's would be
+	})
+	if p.Model() != "script:inline" {
+		t.Errorf("Model = %q", p.Model())
+	}
+	r := play(t, p)
+	if r.err != nil || r.text != "one two" || r.textChunks != 2 || r.calls[0].ID != "call_1_1" || r.calls[1].ID != "keep" {
+		t.Errorf("turn 1 = %+v", r)
+	}
+	r = play(t, p)
+	var pe *providers.Error
+	if !errors.As(r.err, &pe) || pe.Kind != providers.ErrEmptyResponse {
+		t.Errorf("turn 2 err = %v, want empty response", r.err)
+	}
+	r = play(t, p)
+	if !errors.As(r.err, &pe) || pe.Kind != providers.ErrScriptExhausted || !strings.Contains(pe.Error(), "(2 played)") {
+		t.Errorf("turn 3 err = %v", r.err)
+	}
+}
+
+func TestDelay(t *testing.T) {
+	// Configured delays are parsed...
+	p, err := scripted.Parse("d.yaml", []byte("delay: 40ms\nturns:\n  - text: a b\n  - text: c d\n    delay: 1h\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := play(t, p); r.err != nil || r.text != "a b" {
+		t.Fatalf("turn 1 = %+v", r)
+	}
+	// ...and a long one is cut short by the context.
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := p.Stream(ctx, providers.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if ev, err := s.Next(); err != nil || ev.Text != "c " {
+		t.Fatalf("first chunk %+v %v", ev, err)
+	}
+	cancel()
+	if _, err := s.Next(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestDelayBetweenChunksOnly(t *testing.T) {
+	p := scripted.New([]scripted.Turn{{Text: "only", Delay: time.Hour}})
+	done := make(chan result, 1)
+	go func() { done <- play(t, p) }()
+	// A single chunk has nothing to wait for; a bug here hangs the test.
+	if r := <-done; r.err != nil || r.text != "only" {
+		t.Fatalf("r = %+v", r)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name, content string
+		want          []string
+	}{
+		{"bad YAML", "turns: [\n  - text: a\n", []string{"demo.yaml", "invalid YAML"}},
+		{"empty", "", []string{"demo.yaml", "empty"}},
+		{"not a mapping", "- text: a\n", []string{"line 1", "top level", "mapping"}},
+		{"no turns", "delay: 1s\n", []string{"turns: missing"}},
+		{"unknown top-level field", "turns: []\nmodel: x\n", []string{"line 2", `unknown field "model"`, "known: delay, turns"}},
+		{"unknown turn field", "turns:\n  - text: a\n    txet: b\n", []string{"line 3", "turns[0]", `unknown field "txet"`}},
+		{"unknown tool call field", "turns:\n  - tool_calls:\n      - {name: A, args: {}}\n", []string{"line 3", "turns[0].tool_calls[0]", `unknown field "args"`}},
+		{"tool call without name", "turns:\n  - tool_calls:\n      - {arguments: {}}\n", []string{"turns[0].tool_calls[0].name: missing"}},
+		{"arguments list", "turns:\n  - tool_calls:\n      - {name: A, arguments: [1]}\n", []string{"turns[0].tool_calls[0].arguments", "mapping or a JSON string"}},
+		{"bad delay", "turns:\n  - text: a\n    delay: soon\n", []string{"line 3", "turns[0].delay", "duration"}},
+		{"bad usage", "turns:\n  - text: a\n    usage: {input_tokens: many}\n", []string{"turns[0].usage.input_tokens", "integer"}},
+		{"bad error kind", "turns:\n  - error: flaky\n", []string{"turns[0].error", `unknown error "flaky"`}},
+		{"text not a string", "turns:\n  - text: [a]\n", []string{"turns[0].text", "want a string"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := scripted.Load(writeScript(t, tt.content))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error spans lines: %q", msg)
+			}
+			for _, w := range append(tt.want, "demo.yaml") {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not mention %q", msg, w)
+				}
+			}
+		})
+	}
+	if _, err := scripted.Load(filepath.Join(t.TempDir(), "nope.yaml")); err == nil || !strings.Contains(err.Error(), "nope.yaml: file not found") {
+		t.Errorf("missing file: %v", err)
+	}
+}
