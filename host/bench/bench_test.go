@@ -1,0 +1,249 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/kosong-host/kosong-host/host/agent"
+	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/launcher"
+	"github.com/kosong-host/kosong-host/host/testbin"
+	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/pluginsdk"
+	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+const calls = 10000
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
+}
+
+func percentiles(d []time.Duration) (p50, p99 time.Duration) {
+	slices.Sort(d)
+	return d[len(d)/2], d[len(d)*99/100]
+}
+
+func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+
+func echoAgent(b *testing.B) (string, string) {
+	echo, err := testbin.Build("plugins/echo", "plugins/kosong-plugin-echo")
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	os.WriteFile(filepath.Join(dir, "s.md"), []byte("x"), 0o644)
+	path := filepath.Join(dir, "agent.yaml")
+	os.WriteFile(path, []byte(fmt.Sprintf("version: 1\nagent:\n  name: b\n  system_prompt_path: ./s.md\n  tools: [%q]\n", echo)), 0o644)
+	return path, echo
+}
+
+// BenchmarkEchoRoundTrip: Handle -> Echo plugin -> result, 10,000 sequential
+// calls, beside the same Echo in-process, a direct gRPC call through the
+// same go-plugin connection (no host work), and bare gRPC over a unix socket.
+func BenchmarkEchoRoundTrip(b *testing.B) {
+	path, _ := echoAgent(b)
+	ctx := context.Background()
+	a, err := agent.Load(ctx, path, agent.Options{WorkDir: b.TempDir(), StateDir: b.TempDir(), Decider: approval.Yolo{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+
+	measure := func(fn func(i int)) (time.Duration, time.Duration) {
+		for i := range 200 { // warm up
+			fn(i)
+		}
+		d := make([]time.Duration, calls)
+		for i := range calls {
+			start := time.Now()
+			fn(i)
+			d[i] = time.Since(start)
+		}
+		return percentiles(d)
+	}
+	b.ResetTimer()
+	handleP50, handleP99 := measure(func(i int) {
+		r := a.Toolset.Handle(ctx, providers.ToolCall{ID: "c", Name: "Echo", Arguments: `{"text":"hello"}`}).Result()
+		if r.IsError() {
+			b.Fatal(r.Message)
+		}
+	})
+	remote := a.Plugins[0].Remote.Plugin
+	directP50, directP99 := measure(func(i int) {
+		if _, err := remote.Call(ctx, &pluginv1.CallRequest{ToolCallId: "c", ToolName: "Echo", Arguments: `{"text":"hello"}`}); err != nil {
+			b.Fatal(err)
+		}
+	})
+	inP50, inP99 := measure(func(int) {
+		var p struct {
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal([]byte(`{"text":"hello"}`), &p); err != nil {
+			b.Fatal(err)
+		}
+		_ = pluginsdk.Ok(p.Text)
+	})
+	echoSpec := a.Toolset.Tools()[0]
+	local := toolset.New(nil)
+	if err := local.Add(nopTool{spec: toolset.Spec{Name: "Echo", Parameters: echoSpec.Parameters}}); err != nil {
+		b.Fatal(err)
+	}
+	hostP50, hostP99 := measure(func(int) {
+		local.Handle(ctx, providers.ToolCall{ID: "c", Name: "Echo", Arguments: `{"text":"hello"}`}).Result()
+	})
+	bareP50, bareP99 := bareGRPC(b, measure)
+	b.StopTimer()
+
+	b.ReportMetric(us(handleP50), "handle-p50-us")
+	b.ReportMetric(us(handleP99), "handle-p99-us")
+	b.ReportMetric(us(directP50), "goplugin-p50-us")
+	b.ReportMetric(us(bareP50), "bare-grpc-p50-us")
+	b.ReportMetric(us(inP50), "inproc-p50-us")
+	b.ReportMetric(us(hostP50), "host-work-p50-us")
+	b.ReportMetric(float64(directP50)/float64(bareP50), "goplugin/bare")
+	b.Logf("echo round trip over %d sequential calls (p50 / p99):", calls)
+	b.Logf("  Handle -> plugin -> result : %8.1f / %8.1f us", us(handleP50), us(handleP99))
+	b.Logf("  go-plugin gRPC call (mTLS) : %8.1f / %8.1f us", us(directP50), us(directP99))
+	b.Logf("  bare gRPC, unix socket     : %8.1f / %8.1f us", us(bareP50), us(bareP99))
+	b.Logf("  in-process                 : %8.2f / %8.2f us", us(inP50), us(inP99))
+	b.Logf("  host's own work per call (Handle with an in-process no-op tool): %.1f / %.1f us (target p50 < 10 us)", us(hostP50), us(hostP99))
+	b.Logf("  ratios: Handle/in-process %.0fx, Handle/go-plugin call %.2f, go-plugin (mTLS)/bare gRPC (no TLS) %.2f",
+		float64(handleP50)/float64(inP50), float64(handleP50)/float64(directP50), float64(directP50)/float64(bareP50))
+}
+
+// bareGRPC measures a bare gRPC echo served by another process over a unix
+// socket: what go-plugin is compared with.
+func bareGRPC(b *testing.B, measure func(func(int)) (time.Duration, time.Duration)) (time.Duration, time.Duration) {
+	bin, err := testbin.Build("host/testdata/plugins/bareecho", "bareecho")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sock := filepath.Join(os.TempDir(), fmt.Sprintf("kosong-bench-%d.sock", os.Getpid()))
+	os.Remove(sock)
+	defer os.Remove(sock)
+	cmd := exec.Command(bin, sock)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
+		b.Fatalf("bareecho: %q %v", line, err)
+	}
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	c := pluginv1.NewPluginClient(conn)
+	ctx := context.Background()
+	return measure(func(int) {
+		if _, err := c.Call(ctx, &pluginv1.CallRequest{ToolCallId: "c", ToolName: "Echo", Arguments: `{"text":"hello"}`}); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// nopTool answers at once: Handle with it measures the host's own work per
+// call (validation, bookkeeping, hand-off), without any transport.
+type nopTool struct{ spec toolset.Spec }
+
+func (t nopTool) Spec() toolset.Spec { return t.spec }
+func (t nopTool) Call(context.Context, string, json.RawMessage) toolset.Result {
+	return toolset.Result{Output: []providers.ContentPart{providers.TextPart("hello")}}
+}
+
+// cpuTime is the CPU time used by this process and its waited-for children.
+func cpuTime() time.Duration {
+	var self, kids syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
+	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
+	return tv(self.Utime) + tv(self.Stime) + tv(kids.Utime) + tv(kids.Stime)
+}
+
+// BenchmarkPluginStart: one plugin's start with and without mutual TLS, and
+// the top-level agent.yaml (every plugin, in parallel) beside one alone.
+func BenchmarkPluginStart(b *testing.B) {
+	_, echo := echoAgent(b)
+	const rounds = 20
+	start := func(noTLS bool) (wall, cpu time.Duration) {
+		var walls []time.Duration
+		var cpuTotal time.Duration
+		for range rounds {
+			c0, t0 := cpuTime(), time.Now()
+			p, err := launcher.Launch(context.Background(), launcher.Config{Name: "echo", Path: echo, NoTLS: noTLS})
+			if err != nil {
+				b.Fatal(err)
+			}
+			walls = append(walls, time.Since(t0))
+			p.Kill()
+			cpuTotal += cpuTime() - c0
+		}
+		p50, _ := percentiles(walls)
+		return p50, cpuTotal / rounds
+	}
+	b.ResetTimer()
+	tlsWall, tlsCPU := start(false)
+	plainWall, plainCPU := start(true)
+
+	// The top-level agent: every plugin of the repository, launched in parallel.
+	root := testbin.Root()
+	entries, _ := os.ReadDir(filepath.Join(root, "plugins"))
+	for _, e := range entries {
+		if _, err := testbin.Build("plugins/"+e.Name(), "plugins/kosong-plugin-"+e.Name()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	pluginDir := filepath.Join(testbin.Dir(), "plugins")
+	var agentWalls []time.Duration
+	n := 0
+	for range 5 {
+		t0 := time.Now()
+		a, err := agent.Load(context.Background(), filepath.Join(root, "agent.yaml"), agent.Options{
+			PluginDirs: []string{pluginDir}, WorkDir: b.TempDir(), StateDir: b.TempDir(), Decider: approval.Deny{}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		agentWalls = append(agentWalls, time.Since(t0))
+		n = len(a.Plugins)
+		a.Close()
+	}
+	b.StopTimer()
+	agentWall, _ := percentiles(agentWalls)
+	cores := runtime.NumCPU()
+	optimum := time.Duration(float64(tlsWall) * float64(n) / float64(cores))
+	b.ReportMetric(float64(tlsWall.Microseconds())/1e3, "start-mtls-ms")
+	b.ReportMetric(float64(plainWall.Microseconds())/1e3, "start-plain-ms")
+	b.ReportMetric(float64(tlsWall)/float64(plainWall), "mtls/plain")
+	b.ReportMetric(float64(agentWall.Microseconds())/1e3, "agent-load-ms")
+	b.ReportMetric(float64(agentWall)/float64(optimum), "agent/optimum")
+	b.Logf("plugin start (p50 of %d, wall / CPU of host+plugin):", rounds)
+	b.Logf("  one plugin, mutual TLS (Ed25519): %6.1f ms / %6.1f ms CPU", ms(tlsWall), ms(tlsCPU))
+	b.Logf("  one plugin, no TLS              : %6.1f ms / %6.1f ms CPU", ms(plainWall), ms(plainCPU))
+	b.Logf("  mTLS / no TLS: %.2fx (target <= 1.5x)", float64(tlsWall)/float64(plainWall))
+	b.Logf("  top-level agent.yaml, %d plugins in parallel: %.1f ms; optimum %d/%d cores x one start = %.1f ms; ratio %.2f (target <= 1.2)",
+		n, ms(agentWall), n, cores, ms(optimum), float64(agentWall)/float64(optimum))
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
