@@ -4,7 +4,7 @@ BIN     := bin
 PLUGINS := $(notdir $(wildcard plugins/*))
 PROTO   := pluginsdk/proto/pluginv1
 
-.PHONY: all build test demo bench proto vet fmt clean
+.PHONY: all build test cross demo bench proto vet fmt clean
 
 all: build
 
@@ -18,9 +18,15 @@ build:
 
 # End-to-end tests build the binaries they need themselves (into a temp dir);
 # building here first surfaces compile errors once, before the race build.
-test: build
+test: build cross
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+
+# The host and plugins keep compiling where Linux-only parts (Pdeathsig,
+# process groups) are left out by build tags.
+cross:
+	GOOS=darwin GOARCH=arm64 $(GO) build ./...
+	GOOS=windows GOARCH=amd64 $(GO) build ./...
 
 demo: build
 	./$(BIN)/kosong-host run --agent agent.yaml --provider scripted \

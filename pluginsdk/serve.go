@@ -49,6 +49,7 @@ func Serve(defs ...Definition) {
 	if os.Getenv(TLSFDEnv) != "" {
 		cfg.TLSProvider = tlsFromFD
 	}
+	watchParent()
 	plugin.Serve(cfg)
 	os.Exit(0)
 }

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/launcher"
 )
 
 // globals are the flags every command shares.
@@ -17,6 +19,7 @@ type globals struct {
 	agentPath  string
 	logLevel   string
 	pluginDirs []string
+	startLimit time.Duration
 	logger     hclog.Logger
 }
 
@@ -41,6 +44,7 @@ func newRootCmd() *cobra.Command {
 	pf.StringVar(&g.agentPath, "agent", "agent.yaml", "agent spec file")
 	pf.StringVar(&g.logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error, off")
 	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for kosong-plugin-NAME binaries (repeatable; before KOSONG_PLUGIN_PATH and plugins/ beside the binary)")
+	pf.DurationVar(&g.startLimit, "plugin-start-timeout", launcher.DefaultStartTimeout, "how long a plugin may take to complete the handshake")
 	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd())
 	if runCmd := newRunCmd(g); runCmd != nil {
 		root.AddCommand(runCmd)
@@ -62,6 +66,7 @@ func (g *globals) loadOptions(decider approval.Decider, sessionID, stateDir stri
 		StateDir:         stateDir,
 		Decider:          decider,
 		Logger:           g.logger,
+		StartTimeout:     g.startLimit,
 	}, nil
 }
 
