@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log"
 	"os"
 	"path/filepath"
 	"time"
@@ -36,6 +37,9 @@ func newRootCmd() *cobra.Command {
 				return exitCode(2, fmt.Errorf("invalid --log-level %q: use trace, debug, info, warn, error or off", g.logLevel))
 			}
 			g.logger = hclog.New(&hclog.LoggerOptions{Name: "kosong-host", Level: level, Output: cmd.ErrOrStderr()})
+			// go-plugin also writes to the standard logger: route it through ours.
+			log.SetFlags(0)
+			log.SetOutput(g.logger.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}))
 			return nil
 		},
 	}

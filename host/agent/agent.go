@@ -245,12 +245,21 @@ func (a *Agent) loadPlugin(ctx context.Context, ref spec.PluginRef, p *launcher.
 		Configs: configs,
 		Calls:   a.Toolset,
 	}
-	id := host.Serve(p.Remote.Broker)
+	// Serve the capabilities only to a plugin whose tools ask for some: a
+	// brokered server nobody dials would wait for nothing.
+	var id uint32
+	var offered []string
+	for _, name := range toLoad {
+		if len(described[name].GetCapabilities()) > 0 {
+			id, offered = host.Serve(p.Remote.Broker), capability.Offered
+			break
+		}
+	}
 	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	resp, err := p.Remote.Plugin.Load(lctx, &pluginv1.LoadRequest{
 		CapabilityBrokerId: id,
-		Capabilities:       capability.Offered,
+		Capabilities:       offered,
 		Session:            &pluginv1.SessionInfo{Id: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},
 		Tools:              toLoad,
 		ToolConfigs:        wireConfigs,

@@ -144,8 +144,16 @@ func Launch(ctx context.Context, cfg Config) (*Plugin, error) {
 		_ = tlsFD.Close()
 	}
 	if err != nil {
-		p.Kill()
-		return nil, fail(err, "%s", startFailure(cfg, err, st, client.Exited()))
+		// go-plugin has already killed the process; what it started may
+		// remain. (Its Kill would only warn that the plugin "failed to exit
+		// gracefully".)
+		exited := client.Exited()
+		p.once.Do(func() {
+			if cmd.Process != nil {
+				killGroup(cmd.Process.Pid)
+			}
+		})
+		return nil, fail(err, "%s", startFailure(cfg, err, st, exited))
 	}
 	if v := client.NegotiatedVersion(); v != pluginsdk.ProtocolVersion {
 		p.Kill()
