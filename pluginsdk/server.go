@@ -161,7 +161,7 @@ func (s *server) Call(ctx context.Context, req *pluginv1.CallRequest) (*pluginv1
 			Message: fmt.Sprintf("tool %s is not loaded in this plugin", req.GetToolName())}), nil
 	}
 	ctx = withToolCall(ctx, req.GetToolCallId(), req.GetToolName())
-	return toProtoResult(s.run(ctx, req, fn)), nil
+	return toProtoResult(s.capResult(req.GetToolCallId(), s.run(ctx, req, fn))), nil
 }
 
 func (s *server) run(ctx context.Context, req *pluginv1.CallRequest, fn callFunc) (r Result) {

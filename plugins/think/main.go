@@ -1,0 +1,49 @@
+// Command kosong-plugin-think serves Think: a place for the model to reason
+// in a tool call. The thought stays in the conversation as the call's
+// arguments; the tool only logs it at debug level and returns nothing.
+package main
+
+import (
+	"context"
+	"embed"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/kosong-host/kosong-host/pluginsdk"
+)
+
+//go:embed think.md
+var descriptions embed.FS
+
+// Params are Think's arguments.
+type Params struct {
+	Thought string `json:"thought" jsonschema_description:"Your thought."`
+}
+
+// Think records a thought.
+type Think struct{ logger hclog.Logger }
+
+// NewThink constructs the tool. Its log lines go to stderr, which the host
+// re-logs (at debug level they show only when the host asks for them).
+func NewThink() (*Think, error) {
+	return &Think{logger: hclog.New(&hclog.LoggerOptions{
+		Name: "think", Output: os.Stderr, JSONFormat: true, Level: hclog.LevelFromString(os.Getenv("KOSONG_PLUGIN_LOG_LEVEL")),
+	})}, nil
+}
+
+// Call logs the thought and returns an empty result.
+func (t *Think) Call(_ context.Context, p Params) pluginsdk.Result {
+	t.logger.Debug("thought", "chars", len([]rune(p.Thought)))
+	return pluginsdk.Ok("")
+}
+
+// definitions are the tools this binary serves.
+func definitions() []pluginsdk.Definition {
+	return []pluginsdk.Definition{
+		pluginsdk.NewTool[Params]("Think", "Think before acting.", NewThink,
+			pluginsdk.WithDescriptionFile(descriptions, "think.md", nil)),
+	}
+}
+
+func main() { pluginsdk.Serve(definitions()...) }
