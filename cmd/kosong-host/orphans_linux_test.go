@@ -3,6 +3,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -94,4 +95,39 @@ func TestNoOrphans(t *testing.T) {
 			t.Logf("plugin %d gone %s after %s to the host", plugin, took, sig)
 		})
 	}
+}
+
+// TestNoOrphanCommands: a shell command (and what it started in the
+// background) dies with a host killed by SIGKILL mid-call.
+func TestNoOrphanCommands(t *testing.T) {
+	work := t.TempDir()
+	pidFile := filepath.Join(work, "pids")
+	command := fmt.Sprintf("echo $$ > %s.tmp; sleep 300 & echo $! >> %s.tmp; mv %s.tmp %s; wait", pidFile, pidFile, pidFile, pidFile)
+	args, _ := json.Marshal(map[string]any{"command": command, "timeout": 300})
+	cmd := exec.Command(kosongHost(t), "--agent", filepath.Join(testbin.Root(), "agent.yaml"), "tools", "call", "Shell", string(args), "--yolo")
+	cmd.Dir = work
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var pids []int
+	waitFor(t, "command started", 60*time.Second, func() bool {
+		b, err := os.ReadFile(pidFile)
+		if err != nil {
+			return false
+		}
+		for _, f := range strings.Fields(string(b)) {
+			n, _ := strconv.Atoi(f)
+			pids = append(pids, n)
+		}
+		return len(pids) == 2
+	})
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	took := waitFor(t, "shell and its background sleep gone", 10*time.Second, func() bool {
+		return !alive(pids[0]) && !alive(pids[1])
+	})
+	t.Logf("shell %d and sleep %d gone %s after SIGKILL to the host", pids[0], pids[1], took)
 }

@@ -4,6 +4,6 @@ package launcher
 
 import "syscall"
 
-// setDeathSignal makes the kernel kill the plugin when the host dies, even
-// by SIGKILL.
-func setDeathSignal(attr *syscall.SysProcAttr) { attr.Pdeathsig = syscall.SIGKILL }
+// setDeathSignal makes the kernel send SIGTERM to the plugin when the host
+// dies, even by SIGKILL; the SDK then kills what its tools started and exits.
+func setDeathSignal(attr *syscall.SysProcAttr) { attr.Pdeathsig = syscall.SIGTERM }

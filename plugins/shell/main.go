@@ -109,7 +109,12 @@ func run(ctx context.Context, sh pluginsdk.Shell, dir, command string, timeout t
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = waitDelay
 
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		untrack := pluginsdk.TrackProcessGroup(cmd.Process.Pid)
+		err = cmd.Wait()
+		untrack()
+	}
 	output := out.String()
 	var exitErr *exec.ExitError
 	switch {

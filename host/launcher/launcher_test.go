@@ -1,0 +1,110 @@
+package launcher
+
+import (
+	"crypto/tls"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestPluginEnvIsAnAllowList(t *testing.T) {
+	host := map[string]string{"PATH": "/bin", "HOME": "/root", "OPENAI_API_KEY": "sk-secret", "KIMI_API_KEY": "sk-kimi", "SEARCH_KEY": "s"}
+	got := pluginEnv(func(k string) string { return host[k] }, []string{"SEARCH_KEY", "PATH"})
+	want := []string{"PATH=/bin", "HOME=/root", "SEARCH_KEY=s"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("env = %v, want %v", got, want)
+	}
+}
+
+func TestCheckBinary(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "exe")
+	os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755)
+	text := filepath.Join(dir, "text")
+	os.WriteFile(text, []byte("x"), 0o644)
+	sum, _ := FileSHA256(exe)
+	tests := []struct {
+		name, path, pin, want string
+	}{
+		{"ok", exe, "", ""},
+		{"pinned ok", exe, strings.ToUpper(sum), ""},
+		{"missing", filepath.Join(dir, "nope"), "", "binary not found: "},
+		{"directory", dir, "", "is a directory, not a plugin binary"},
+		{"not executable", text, "", "is not executable"},
+		{"pin mismatch", exe, strings.Repeat("a", 64), "sha256 mismatch for " + exe + ": agent spec pins aaaa"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkBinary(tt.path, tt.pin)
+			if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// handshake runs a TLS handshake between a client and a server config.
+func handshake(client, server *tls.Config) error {
+	c, s := net.Pipe()
+	errc := make(chan error, 1)
+	go func() {
+		err := tls.Server(s, server).Handshake()
+		s.Close() // unblock the client if the server gave up
+		errc <- err
+	}()
+	cerr := tls.Client(c, client).Handshake()
+	c.Close() // unblock the server if the client gave up
+	serr := <-errc
+	if cerr != nil {
+		return cerr
+	}
+	return serr
+}
+
+func TestMutualTLS(t *testing.T) {
+	hostCfg, bundle, err := hostTLS("echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pluginCfg, err := bundle.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both directions work: the host dials the plugin, the plugin dials the
+	// host's brokered capability server.
+	if err := handshake(hostCfg, pluginCfg); err != nil {
+		t.Fatalf("host -> plugin: %v", err)
+	}
+	if err := handshake(pluginCfg, hostCfg); err != nil {
+		t.Fatalf("plugin -> host: %v", err)
+	}
+	// Another plugin's certificate is not trusted by this plugin's host side.
+	_, other, err := hostTLS("other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherCfg, _ := other.Config()
+	if err := handshake(otherCfg, hostCfg); err == nil {
+		t.Fatal("a stranger's certificate was accepted")
+	}
+	// A client without a certificate is refused.
+	noCert := &tls.Config{RootCAs: pluginCfg.ClientCAs, ServerName: "localhost", MinVersion: tls.VersionTLS13}
+	if err := handshake(noCert, pluginCfg); err == nil {
+		t.Fatal("a client without a certificate was accepted")
+	}
+}
+
+func TestTail(t *testing.T) {
+	tl := newTail(2)
+	tl.Write([]byte("one\ntwo\nthr"))
+	tl.Write([]byte("ee\nfour"))
+	if got := tl.String(); got != "two\nthree\nfour" {
+		t.Fatalf("tail = %q", got)
+	}
+	if got := tl.suffix(); got != " (stderr: four)" {
+		t.Fatalf("suffix = %q", got)
+	}
+}
