@@ -203,5 +203,3 @@ func hasRow(table, name, status string) bool {
 	}
 	return false
 }
-
-
