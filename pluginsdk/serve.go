@@ -37,7 +37,7 @@ func Serve(defs ...Definition) {
 	cfg := &plugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		VersionedPlugins: map[int]plugin.PluginSet{
-			ProtocolVersion: {PluginName: &GRPCPlugin{Definitions: defs, Logger: logger}},
+			ProtocolVersion: {PluginName: &GRPCPlugin{Definitions: defs, Logger: logger, Overrun: exitWithGroups}},
 		},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			opts = append(opts, grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
@@ -21,6 +22,10 @@ type GRPCPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
 	Definitions []Definition
 	Logger      hclog.Logger
+	// Overrun runs when a tool keeps running past the cancel grace period
+	// after its call ended; Serve exits the plugin. Nil only logs, which
+	// suits in-process harnesses.
+	Overrun func()
 }
 
 // Remote is the host's handle on a plugin: the Plugin client and the broker
@@ -32,7 +37,11 @@ type Remote struct {
 
 // GRPCServer registers the Plugin service.
 func (p *GRPCPlugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
-	pluginv1.RegisterPluginServer(s, newServer(p.Definitions, broker, p.Logger))
+	srv := newServer(p.Definitions, broker, p.Logger)
+	if p.Overrun != nil {
+		srv.exit = p.Overrun
+	}
+	pluginv1.RegisterPluginServer(s, srv)
 	return nil
 }
 
@@ -47,6 +56,8 @@ type server struct {
 	order  []string
 	broker *plugin.GRPCBroker
 	logger hclog.Logger
+	grace  time.Duration
+	exit   func()
 
 	mu      sync.RWMutex
 	tools   map[string]callFunc
@@ -58,7 +69,8 @@ func newServer(defs []Definition, broker *plugin.GRPCBroker, logger hclog.Logger
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	s := &server{defs: map[string]*Definition{}, broker: broker, logger: logger, tools: map[string]callFunc{}}
+	s := &server{defs: map[string]*Definition{}, broker: broker, logger: logger, tools: map[string]callFunc{},
+		grace: cancelGrace(), exit: func() {}}
 	for i := range defs {
 		d := &defs[i]
 		s.defs[d.name] = d
@@ -161,7 +173,14 @@ func (s *server) Call(ctx context.Context, req *pluginv1.CallRequest) (*pluginv1
 			Message: fmt.Sprintf("tool %s is not loaded in this plugin", req.GetToolName())}), nil
 	}
 	ctx = withToolCall(ctx, req.GetToolCallId(), req.GetToolName())
-	return toProtoResult(s.capResult(req.GetToolCallId(), s.run(ctx, req, fn))), nil
+	stop := watchdog(ctx, s.grace, func() {
+		s.logger.Error("tool did not return after its call was cancelled; exiting so the host restarts the plugin",
+			"tool", req.GetToolName(), "id", req.GetToolCallId(), "grace", s.grace)
+		s.exit()
+	})
+	r := s.run(ctx, req, fn)
+	stop()
+	return toProtoResult(s.capResult(req.GetToolCallId(), r)), nil
 }
 
 func (s *server) run(ctx context.Context, req *pluginv1.CallRequest, fn callFunc) (r Result) {

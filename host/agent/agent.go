@@ -48,6 +48,12 @@ type Options struct {
 	Logger    hclog.Logger
 	// StartTimeout bounds each plugin's handshake.
 	StartTimeout time.Duration
+	// CancelGrace is how long a plugin's tool may run on after its call was
+	// cancelled before the plugin exits to be restarted; 0 is the SDK's default.
+	CancelGrace time.Duration
+	// RestartBackoff is the delay before the first restart of a stopped
+	// plugin in a window, doubled for each further one; 0 restarts at once.
+	RestartBackoff time.Duration
 	Getenv       func(string) string
 }
 
@@ -65,7 +71,7 @@ type ToolStatus struct {
 type Agent struct {
 	Spec    *spec.Spec
 	Toolset *toolset.Toolset
-	Plugins []*launcher.Plugin
+	Plugins []*Plugin
 	Status  []ToolStatus
 }
 
@@ -97,6 +103,7 @@ func Load(ctx context.Context, path string, opts Options) (*Agent, error) {
 
 type launched struct {
 	ref    spec.PluginRef
+	cfg    launcher.Config
 	plugin *launcher.Plugin
 	err    error
 }
@@ -126,10 +133,12 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 				results[i].err = err
 				return
 			}
-			results[i].plugin, results[i].err = launcher.Launch(ctx, launcher.Config{
+			results[i].cfg = launcher.Config{
 				Name: ref.Name, Path: path, SHA256: ref.SHA256, Env: ref.Env,
 				StartTimeout: opts.StartTimeout, Logger: opts.Logger, Getenv: opts.Getenv,
-			})
+				CancelGrace: opts.CancelGrace,
+			}
+			results[i].plugin, results[i].err = launcher.Launch(ctx, results[i].cfg)
 		}()
 	}
 	wg.Wait()
@@ -141,20 +150,23 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 			failures = append(failures, r.err.Error())
 			continue
 		}
-		a.Plugins = append(a.Plugins, r.plugin)
+		a.Plugins = append(a.Plugins, &Plugin{Name: r.ref.Name, cfg: r.cfg, cur: r.plugin, backoff: opts.RestartBackoff})
 	}
 	// Load every plugin's tools in parallel too (constructors may call back
 	// into the host), then add them in spec order, so names and errors do not
 	// depend on timing.
-	loads := make([]pluginLoad, len(results))
-	for i, r := range results {
-		if r.err != nil {
-			continue
+	loads := make([]pluginLoad, len(a.Plugins))
+	refs = refs[:0]
+	for _, r := range results {
+		if r.err == nil {
+			refs = append(refs, r.ref)
 		}
+	}
+	for i, p := range a.Plugins {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			loads[i] = a.loadPlugin(ctx, r.ref, r.plugin, opts)
+			loads[i] = a.loadPlugin(ctx, refs[i], p, opts)
 		}()
 	}
 	wg.Wait()
@@ -195,10 +207,11 @@ type toolLoad struct {
 }
 
 // loadPlugin asks one plugin to construct its tools.
-func (a *Agent) loadPlugin(ctx context.Context, ref spec.PluginRef, p *launcher.Plugin, opts Options) (out pluginLoad) {
+func (a *Agent) loadPlugin(ctx context.Context, ref spec.PluginRef, p *Plugin, opts Options) (out pluginLoad) {
 	described := map[string]*pluginv1.ToolSpec{}
 	var all []string
-	for _, t := range p.Tools {
+	cur := p.cur
+	for _, t := range cur.Tools {
 		described[t.GetName()] = t
 		all = append(all, t.GetName())
 	}
@@ -237,7 +250,7 @@ func (a *Agent) loadPlugin(ctx context.Context, ref spec.PluginRef, p *launcher.
 			return out
 		}
 	}
-	host := &capability.Host{
+	p.host = &capability.Host{
 		Plugin:  ref.Name,
 		Decider: opts.Decider,
 		Env:     Environment(opts.WorkDir, opts.Getenv),
@@ -245,39 +258,32 @@ func (a *Agent) loadPlugin(ctx context.Context, ref spec.PluginRef, p *launcher.
 		Configs: configs,
 		Calls:   a.Toolset,
 	}
-	// Serve the capabilities only to a plugin whose tools ask for some: a
-	// brokered server nobody dials would wait for nothing.
-	var id uint32
-	var offered []string
+	p.req = &pluginv1.LoadRequest{
+		Session:     &pluginv1.SessionInfo{Id: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},
+		Tools:       toLoad,
+		ToolConfigs: wireConfigs,
+	}
 	for _, name := range toLoad {
 		if len(described[name].GetCapabilities()) > 0 {
-			id, offered = host.Serve(p.Remote.Broker), capability.Offered
-			break
+			p.needCaps = true
 		}
 	}
-	lctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	resp, err := p.Remote.Plugin.Load(lctx, &pluginv1.LoadRequest{
-		CapabilityBrokerId: id,
-		Capabilities:       offered,
-		Session:            &pluginv1.SessionInfo{Id: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},
-		Tools:              toLoad,
-		ToolConfigs:        wireConfigs,
-	})
+	resp, err := p.load(ctx, cur)
 	if err != nil {
 		out.failures = append(out.failures, fmt.Sprintf("%s (load: %v)", ref.Name, err))
 		return out
 	}
 	for _, tl := range resp.GetTools() {
 		d := described[tl.GetName()]
-		st := ToolStatus{Name: tl.GetName(), Plugin: ref.Name, Path: p.Path, Capabilities: d.GetCapabilities(), Reason: tl.GetReason()}
+		st := ToolStatus{Name: tl.GetName(), Plugin: ref.Name, Path: cur.Path, Capabilities: d.GetCapabilities(), Reason: tl.GetReason()}
 		switch tl.GetStatus() {
 		case pluginv1.ToolLoad_STATUS_LOADED:
 			st.Status = "loaded"
+			p.loaded = append(p.loaded, d.GetName())
 			timeout := callTimeout(time.Duration(d.GetDefaultTimeoutMs())*time.Millisecond, ref.Timeout)
 			out.status = append(out.status, toolLoad{ToolStatus: st, tool: &pluginTool{plugin: p, spec: toolset.Spec{
 				Name: d.GetName(), Description: d.GetDescription(), Parameters: []byte(d.GetParametersSchema()),
-				Source: fmt.Sprintf("plugin %s (%s)", ref.Name, p.Path), Capabilities: d.GetCapabilities(), Timeout: timeout,
+				Source: fmt.Sprintf("plugin %s (%s)", ref.Name, cur.Path), Capabilities: d.GetCapabilities(), Timeout: timeout,
 			}}})
 		case pluginv1.ToolLoad_STATUS_SKIPPED:
 			st.Status = "skipped"

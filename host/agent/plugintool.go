@@ -15,36 +15,40 @@ import (
 	"github.com/kosong-host/kosong-host/providers"
 )
 
-// pluginTool is a tool served by a plugin binary.
+// pluginTool is a tool served by a supervised plugin binary.
 type pluginTool struct {
 	spec   toolset.Spec
-	plugin *launcher.Plugin
+	plugin *Plugin
 }
 
 func (t *pluginTool) Spec() toolset.Spec { return t.spec }
 
 func (t *pluginTool) Call(ctx context.Context, id string, args json.RawMessage) toolset.Result {
-	resp, err := t.plugin.Remote.Plugin.Call(ctx, &pluginv1.CallRequest{ToolCallId: id, ToolName: t.spec.Name, Arguments: string(args)})
+	cur, err := t.plugin.get(ctx)
 	if err != nil {
-		return toolset.RuntimeError(t.callError(ctx, err))
+		return toolset.RuntimeError(err)
+	}
+	resp, err := cur.Remote.Plugin.Call(ctx, &pluginv1.CallRequest{ToolCallId: id, ToolName: t.spec.Name, Arguments: string(args)})
+	if err != nil {
+		return toolset.RuntimeError(callError(ctx, cur, err))
 	}
 	return fromProto(resp)
 }
 
-func (t *pluginTool) callError(ctx context.Context, err error) error {
+func callError(ctx context.Context, p *launcher.Plugin, err error) error {
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("the call was cancelled: %w", context.Cause(ctx))
 	case status.Code(err) == codes.ResourceExhausted:
-		return fmt.Errorf("plugin %s: the message exceeds the size limit: %s", t.plugin.Name, status.Convert(err).Message())
-	case t.plugin.Exited() || status.Code(err) == codes.Unavailable:
-		msg := fmt.Sprintf("plugin %s stopped during the call", t.plugin.Name)
-		if tail := lastLines(t.plugin.StderrTail(), 3); tail != "" {
+		return fmt.Errorf("plugin %s: the message exceeds the size limit: %s", p.Name, status.Convert(err).Message())
+	case p.Exited() || status.Code(err) == codes.Unavailable:
+		msg := fmt.Sprintf("plugin %s stopped during the call", p.Name)
+		if tail := lastLines(p.StderrTail(), 3); tail != "" {
 			msg += "; its last stderr lines: " + tail
 		}
 		return errors.New(msg)
 	}
-	return fmt.Errorf("plugin %s: %s", t.plugin.Name, status.Convert(err).Message())
+	return fmt.Errorf("plugin %s: %s", p.Name, status.Convert(err).Message())
 }
 
 func fromProto(resp *pluginv1.CallResponse) toolset.Result {

@@ -85,7 +85,7 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 			b.Fatal(r.Message)
 		}
 	})
-	remote := a.Plugins[0].Remote.Plugin
+	remote := a.Plugins[0].Current().Remote.Plugin
 	directP50, directP99 := measure(func(i int) {
 		if _, err := remote.Call(ctx, &pluginv1.CallRequest{ToolCallId: "c", ToolName: "Echo", Arguments: `{"text":"hello"}`}); err != nil {
 			b.Fatal(err)

@@ -49,6 +49,9 @@ type Config struct {
 	Logger hclog.Logger
 	// Getenv reads the host environment; nil means os.Getenv.
 	Getenv func(string) string
+	// CancelGrace is passed to the plugin: how long a tool may run on after
+	// its call was cancelled before the plugin exits. 0 is the SDK's default.
+	CancelGrace time.Duration
 	// NoTLS turns mutual TLS off. Only benchmarks set it, to measure its cost.
 	NoTLS bool
 }
@@ -102,6 +105,9 @@ func Launch(ctx context.Context, cfg Config) (*Plugin, error) {
 	cmd.Env = pluginEnv(cfg.Getenv, cfg.Env)
 	if lvl := cfg.Logger.GetLevel(); lvl != hclog.NoLevel && lvl != hclog.Off {
 		cmd.Env = append(cmd.Env, "KOSONG_PLUGIN_LOG_LEVEL="+lvl.String())
+	}
+	if cfg.CancelGrace > 0 {
+		cmd.Env = append(cmd.Env, pluginsdk.CancelGraceEnv+"="+cfg.CancelGrace.String())
 	}
 	isolate(cmd)
 

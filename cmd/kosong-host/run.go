@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/chzyer/readline"
+	"github.com/spf13/cobra"
+
+	"github.com/kosong-host/kosong-host/host/agent"
+	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/prompt"
+	"github.com/kosong-host/kosong-host/host/repl"
+	"github.com/kosong-host/kosong-host/host/session"
+	"github.com/kosong-host/kosong-host/host/spec"
+	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/registry"
+)
+
+// Exit codes of run besides 0, 1 and 2.
+const (
+	// exitProvider: the model provider kept failing (retryable errors)
+	// through every retry (EX_TEMPFAIL).
+	exitProvider = 75
+	// exitInterrupted: the turn was cancelled (Ctrl-C, SIGTERM).
+	exitInterrupted = 130
+)
+
+type runFlags struct {
+	prompt       string
+	outputFormat string
+	provider     string
+	model        string
+	baseURL      string
+	script       string
+	maxSteps     int
+	yolo         bool
+	interactive  bool
+}
+
+func newRunCmd(g *globals) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the agent: an interactive session, or one turn with -p",
+		Long: `Run the agent.
+
+With a terminal on stdin (or --interactive), run an interactive session:
+type a message, the agent works on it, type the next one. Ctrl-C cancels
+the running turn; Ctrl-C at the prompt, Ctrl-D, exit or quit leave. Tools
+that need approval ask: approve, approve for this session, reject, or
+reject with feedback.
+
+With -p, or with the prompt on stdin when stdin is not a terminal, run one
+turn and exit: 0 done, 1 the turn failed (or a call was rejected), 2 usage
+or configuration error, 75 the provider kept failing after retries, 130
+interrupted. Nobody can answer approval requests then: they are rejected,
+telling the model that --yolo allows them, unless --yolo is given.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runAgent(cmd, g, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.prompt, "prompt", "p", "", "run one turn with this prompt and exit")
+	fl.StringVar(&f.outputFormat, "output-format", "text", "output format: text or stream-json (one JSON event a line, see host/repl/STREAM_JSON.md)")
+	fl.StringVar(&f.provider, "provider", "", "model provider: "+strings.Join(registry.Known(), ", ")+" (default: the agent's model, else the first of kimi and openai with an API key)")
+	fl.StringVar(&f.model, "model", "", "model name (overrides {PROVIDER}_MODEL_NAME)")
+	fl.StringVar(&f.baseURL, "base-url", "", "API base URL (overrides {PROVIDER}_BASE_URL)")
+	fl.StringVar(&f.script, "script", "", "script file of the scripted provider")
+	fl.IntVar(&f.maxSteps, "max-steps-per-turn", loop.DefaultMaxStepsPerTurn, "steps a turn may take before it is stopped")
+	fl.BoolVar(&f.yolo, "yolo", false, "approve every action without asking")
+	fl.BoolVarP(&f.interactive, "interactive", "i", false, "run the interactive session even when stdin is not a terminal (prompts and approval answers are read line by line)")
+	return cmd
+}
+
+// runMode is what a run does, decided from the flags and stdin.
+type runMode struct {
+	oneShot bool
+	input   string // the one-shot prompt
+}
+
+// decideMode: -p runs one turn; else a terminal on stdin (or
+// --interactive) runs the REPL; else stdin holds the prompt.
+func decideMode(f *runFlags, stdin io.Reader, stdinTTY bool) (runMode, error) {
+	switch {
+	case f.prompt != "":
+		return runMode{oneShot: true, input: f.prompt}, nil
+	case stdinTTY || f.interactive:
+		return runMode{}, nil
+	}
+	data, err := io.ReadAll(stdin)
+	if err != nil {
+		return runMode{}, fmt.Errorf("reading the prompt from stdin: %w", err)
+	}
+	input := strings.TrimSpace(string(data))
+	if input == "" {
+		return runMode{}, errors.New("no prompt: give one with -p, on stdin, or run in a terminal for an interactive session")
+	}
+	return runMode{oneShot: true, input: input}, nil
+}
+
+// providerOptions picks the provider: --provider, else the agent's model
+// (a provider name for now) unless a script is given, else the registry's
+// default selection.
+func providerOptions(f *runFlags, s *spec.Spec, workDir string) registry.Options {
+	name := f.provider
+	if name == "" && f.script == "" {
+		name = s.Model
+	}
+	return registry.Options{Provider: name, Model: f.model, BaseURL: f.baseURL, Script: f.script, WorkDir: workDir}
+}
+
+// turnExit maps the outcome of a one-shot turn to the exit status. The
+// error itself has been shown by the printer, so it is only repeated on
+// stderr when stdout carries stream-json.
+func turnExit(res loop.TurnResult, err error, streamJSON bool) error {
+	code := 0
+	switch {
+	case err == nil && res.Reason == loop.StopRejected:
+		code = 1
+	case err == nil:
+		return nil
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		code = exitInterrupted
+	case providers.IsRetryable(err):
+		code = exitProvider
+	default:
+		code = 1
+	}
+	if streamJSON && err != nil {
+		return exitCode(code, err)
+	}
+	return exitCode(code, nil)
+}
+
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && readline.IsTerminal(int(f.Fd()))
+}
+
+func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
+	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	streamJSON := false
+	switch f.outputFormat {
+	case "text":
+	case "stream-json":
+		streamJSON = true
+	default:
+		return exitCode(2, fmt.Errorf("invalid --output-format %q: use text or stream-json", f.outputFormat))
+	}
+	if f.maxSteps < 1 {
+		return exitCode(2, fmt.Errorf("invalid --max-steps-per-turn %d: it must be at least 1", f.maxSteps))
+	}
+
+	// Configuration first, all of it cheap; plugins are launched last.
+	s, err := spec.Load(g.agentPath, spec.LoadOptions{DefaultAgentPath: defaultAgentPath()})
+	if err != nil {
+		return exitCode(2, err)
+	}
+	workDir, err := os.Getwd()
+	if err != nil {
+		return exitCode(2, err)
+	}
+	provider, err := registry.New(providerOptions(f, s, workDir))
+	if err != nil {
+		return exitCode(2, err)
+	}
+	system, err := prompt.Render(s.SystemPromptPath, s.SystemPromptArgs, prompt.Options{WorkDir: workDir})
+	if err != nil {
+		return exitCode(2, err)
+	}
+	mode, err := decideMode(f, stdin, isTerminal(stdin))
+	if err != nil {
+		return exitCode(2, err)
+	}
+	sess, err := session.New(session.Options{})
+	if err != nil {
+		return exitCode(2, err)
+	}
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
+	defer stop()
+	if mode.oneShot {
+		// Ctrl-C cancels the turn and ends the run (exit 130).
+		var cancel context.CancelFunc
+		ctx, cancel = signal.NotifyContext(ctx, os.Interrupt)
+		defer cancel()
+	}
+	fe, err := newFrontEnd(f, mode, streamJSON, stdin, stdout, stderr, sess)
+	if err != nil {
+		return exitCode(2, err)
+	}
+	defer fe.close()
+
+	opts, err := g.loadOptions(fe.decider, sess.ID, sess.Dir)
+	if err != nil {
+		return exitCode(2, err)
+	}
+	a, err := agent.LoadSpec(ctx, s, opts)
+	if err != nil {
+		return exitCode(2, err)
+	}
+	defer a.Close()
+
+	l, err := loop.New(loop.Config{Provider: provider, Toolset: a.Toolset, System: system,
+		MaxStepsPerTurn: f.maxSteps, Observer: fe.printer})
+	if err != nil {
+		return exitCode(2, err)
+	}
+	if streamJSON || !mode.oneShot {
+		fe.printer.Start(repl.Info{SessionID: sess.ID, StateDir: sess.Dir, Agent: s.Name, Provider: provider.Name(),
+			Model: provider.Model(), Tools: a.Toolset.Names()})
+	}
+	if mode.oneShot {
+		res, err := repl.RunOnce(ctx, l, mode.input, sess.SaveHistory)
+		return turnExit(res, err, streamJSON)
+	}
+	if err := fe.repl.Run(ctx, l); err != nil && !errors.Is(err, context.Canceled) {
+		return exitCode(1, err)
+	}
+	return nil
+}
+
+// frontEnd is how a run talks to the user.
+type frontEnd struct {
+	printer repl.Printer
+	decider approval.Decider
+	repl    *repl.REPL // nil in one-shot runs
+	close   func()
+}
+
+// newFrontEnd builds the printer, the approval decider and, for an
+// interactive session, the REPL. Approval questions go to stdout in text
+// mode and to stderr with stream-json, so stdout stays JSON.
+func newFrontEnd(f *runFlags, mode runMode, streamJSON bool, stdin io.Reader, stdout, stderr io.Writer, sess *session.Session) (*frontEnd, error) {
+	fe := &frontEnd{close: func() {}}
+	prompts := stdout
+	if streamJSON {
+		fe.printer, prompts = repl.NewJSONPrinter(stdout), stderr
+	} else {
+		fe.printer = repl.NewTextPrinter(stdout, stderr, repl.TextOptions{TTY: isTerminal(stdout)})
+	}
+	approvalMode, ask := repl.Unattended, approval.Asker(nil)
+	if !mode.oneShot {
+		lines, err := lineReader(stdin, prompts, isTerminal(stdin), sess)
+		if err != nil {
+			return nil, err
+		}
+		// Ctrl-C while a turn runs cancels the turn (the terminal is not
+		// in raw mode then); at the prompt readline reports it.
+		interrupts := make(chan os.Signal, 1)
+		signal.Notify(interrupts, os.Interrupt)
+		fe.close = func() { signal.Stop(interrupts); lines.Close() }
+		fe.repl = repl.New(repl.Config{Lines: lines, Printer: fe.printer, Prompts: prompts, Interrupts: interrupts, AfterTurn: sess.SaveHistory})
+		approvalMode, ask = repl.Ask, fe.repl.Asker()
+	}
+	if f.yolo {
+		approvalMode = repl.Yolo
+	}
+	fe.decider = repl.NewDecider(approvalMode, ask, fe.printer)
+	return fe, nil
+}
+
+// lineReader reads the REPL's lines: with line editing and a prompt
+// history kept beside the sessions on a terminal, else line by line.
+func lineReader(stdin io.Reader, prompts io.Writer, tty bool, sess *session.Session) (repl.LineReader, error) {
+	f, ok := stdin.(*os.File)
+	if !tty || !ok {
+		return repl.NewPipeReader(stdin), nil
+	}
+	return repl.NewTerminal(repl.TerminalConfig{
+		HistoryFile: filepath.Join(filepath.Dir(filepath.Dir(sess.Dir)), "prompt_history"),
+		Stdin:       f, Stdout: prompts, Stderr: prompts,
+	})
+}

@@ -1,0 +1,123 @@
+package loop
+
+import (
+	"time"
+
+	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+// Event is something a front end shows: one of the types below. The loop
+// emits every event but ApprovalDecided, which the front end's approval
+// decider emits itself (the loop knows nothing of approvals).
+type Event interface{ event() }
+
+// Observer receives the loop's events. The loop calls Observe synchronously,
+// from the goroutine running Turn, so events of one turn arrive in order;
+// Observe should return quickly.
+type Observer interface {
+	Observe(Event)
+}
+
+// ObserverFunc adapts a function to Observer.
+type ObserverFunc func(Event)
+
+// Observe calls f.
+func (f ObserverFunc) Observe(e Event) { f(e) }
+
+// StepStarted: an attempt at a step begins (the model is asked).
+type StepStarted struct {
+	Step    int
+	Attempt int
+}
+
+// TextDelta is a piece of assistant text, as streamed.
+type TextDelta struct {
+	Step int
+	Text string
+}
+
+// ReasoningDelta is a piece of the model's reasoning, as streamed.
+type ReasoningDelta struct {
+	Step int
+	Text string
+}
+
+// ToolCallStarted: a tool call arrived and was handed to the toolset.
+// Duplicate marks a call identical to an earlier one of the same step; it
+// is not run again and gets that call's result.
+type ToolCallStarted struct {
+	Step      int
+	Call      providers.ToolCall
+	Duplicate bool
+}
+
+// ToolCallFinished: a tool call's result is in. Repeat counts the
+// consecutive steps (this one included) that made the same call.
+// Cancelled marks a call that ended after its step had failed or been
+// cancelled: the call was cancelled. (Every result of a failed step is
+// discarded with the step; StepRetried or TurnEnded follows.)
+type ToolCallFinished struct {
+	Step      int
+	Call      providers.ToolCall
+	Result    toolset.Result
+	Duration  time.Duration
+	Repeat    int
+	Cancelled bool
+}
+
+// UsageReported is the token usage of one model response.
+type UsageReported struct {
+	Step  int
+	Usage providers.Usage
+}
+
+// StepRetried: an attempt failed with a retryable error; the step is run
+// again from scratch (its partial output is discarded) after Delay.
+// Attempt is the attempt about to be made.
+type StepRetried struct {
+	Step        int
+	Attempt     int
+	MaxAttempts int
+	Delay       time.Duration
+	Err         error
+}
+
+// ApprovalDecided is an approval request and its answer. Answer says who
+// decided: "yolo", "unattended", "user" or "session" (approved earlier for
+// the session). ForSession: the user approved the action for the rest of
+// the session.
+type ApprovalDecided struct {
+	ToolCallID  string
+	ToolName    string
+	Action      string
+	Description string
+	Approved    bool
+	Feedback    string
+	Answer      string
+	ForSession  bool
+}
+
+// TurnFailed is the error that ended a turn (not emitted on cancellation).
+type TurnFailed struct {
+	Err error
+}
+
+// TurnEnded closes every turn. Err is the error that ended it, if any.
+type TurnEnded struct {
+	Steps  int
+	Usage  providers.Usage
+	Reason StopReason
+	Err    error
+}
+
+func (StepStarted) event()      {}
+func (TextDelta) event()        {}
+func (ReasoningDelta) event()   {}
+func (ToolCallStarted) event()  {}
+func (ToolCallFinished) event() {}
+func (UsageReported) event()    {}
+func (StepRetried) event()      {}
+func (ApprovalDecided) event()  {}
+func (TurnFailed) event()       {}
+func (TurnEnded) event()        {}

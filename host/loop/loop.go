@@ -1,0 +1,255 @@
+// Package loop runs the agent loop. A turn appends the user's message and
+// runs steps until the model calls no tool; a step streams one model
+// response and hands each tool call to the toolset the moment it arrives,
+// so tools run while the model still streams, concurrently.
+//
+// The loop knows a providers.ChatProvider and the small Toolset interface
+// below, nothing of plugins, gRPC or approvals. History stays consistent: a
+// step's assistant message and its tool messages are appended together,
+// only once every result is in, so an interrupted or failed step leaves the
+// history as it was.
+package loop
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+// Toolset runs tool calls. Handle must return at once; the call runs until
+// its result is in or ctx is cancelled. *toolset.Toolset implements it.
+type Toolset interface {
+	Tools() []providers.ToolDef
+	Handle(ctx context.Context, call providers.ToolCall) *toolset.Pending
+}
+
+// DefaultMaxStepsPerTurn bounds the steps of one turn.
+const DefaultMaxStepsPerTurn = 100
+
+// DefaultCancelGrace is how long a cancelled or failed step waits for its
+// cancelled tool calls to return.
+const DefaultCancelGrace = 5 * time.Second
+
+// Config configures a Loop.
+type Config struct {
+	Provider providers.ChatProvider
+	Toolset  Toolset
+	// System is the system prompt.
+	System string
+	// History is the conversation so far (e.g. a resumed session).
+	History []providers.Message
+	// MaxStepsPerTurn; 0 means DefaultMaxStepsPerTurn.
+	MaxStepsPerTurn int
+	// Retry is the retry policy of a step; nil means
+	// providers.DefaultRetryPolicy.
+	Retry *providers.RetryPolicy
+	// Observer receives the events; nil drops them.
+	Observer Observer
+	// CancelGrace; 0 means DefaultCancelGrace.
+	CancelGrace time.Duration
+}
+
+// StopReason says why a turn ended.
+type StopReason string
+
+// The stop reasons.
+const (
+	// StopDone: the model answered without calling a tool.
+	StopDone StopReason = "done"
+	// StopRejected: the user rejected a tool call without feedback; the
+	// model is to wait for the user.
+	StopRejected StopReason = "rejected"
+	// StopCancelled: the turn's context ended.
+	StopCancelled StopReason = "cancelled"
+	// StopError: the turn failed.
+	StopError StopReason = "error"
+)
+
+// TurnResult sums up a turn.
+type TurnResult struct {
+	// Steps counts the steps completed (appended to history).
+	Steps int
+	// Usage sums the usage of every model response of the turn, failed
+	// attempts included.
+	Usage  providers.Usage
+	Reason StopReason
+}
+
+// MaxStepsError ends a turn that used its steps without an answer.
+type MaxStepsError struct{ N int }
+
+func (e *MaxStepsError) Error() string { return fmt.Sprintf("Max number of steps reached: %d", e.N) }
+
+// RepeatError ends a turn in which the model kept making the same call.
+type RepeatError struct {
+	Tool  string
+	Count int
+}
+
+func (e *RepeatError) Error() string {
+	return fmt.Sprintf("the turn was stopped: the model called %s with the same arguments in %d consecutive steps", e.Tool, e.Count)
+}
+
+// RetriesExhaustedError is a retryable provider failure that persisted
+// through every attempt. It unwraps to the last failure, so
+// providers.IsRetryable still reports true.
+type RetriesExhaustedError struct {
+	Attempts int
+	Err      error
+}
+
+func (e *RetriesExhaustedError) Error() string {
+	s := "s"
+	if e.Attempts == 1 {
+		s = ""
+	}
+	return fmt.Sprintf("the model request failed after %d attempt%s: %v", e.Attempts, s, e.Err)
+}
+
+func (e *RetriesExhaustedError) Unwrap() error { return e.Err }
+
+// Loop is an agent's conversation with a model. Turns run one at a time.
+type Loop struct {
+	cfg    Config
+	policy providers.RetryPolicy
+
+	turnMu  sync.Mutex
+	mu      sync.Mutex
+	history []providers.Message
+}
+
+// New returns a Loop.
+func New(cfg Config) (*Loop, error) {
+	if cfg.Provider == nil {
+		return nil, errors.New("loop: no provider")
+	}
+	if cfg.Toolset == nil {
+		return nil, errors.New("loop: no toolset")
+	}
+	if cfg.MaxStepsPerTurn <= 0 {
+		cfg.MaxStepsPerTurn = DefaultMaxStepsPerTurn
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = ObserverFunc(func(Event) {})
+	}
+	if cfg.CancelGrace <= 0 {
+		cfg.CancelGrace = DefaultCancelGrace
+	}
+	l := &Loop{cfg: cfg, policy: providers.DefaultRetryPolicy, history: slices.Clone(cfg.History)}
+	if cfg.Retry != nil {
+		l.policy = *cfg.Retry
+	}
+	return l, nil
+}
+
+// History returns a copy of the conversation history.
+func (l *Loop) History() []providers.Message {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.history)
+}
+
+func (l *Loop) appendHistory(msgs ...providers.Message) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.history = append(l.history, msgs...)
+}
+
+// snapshot is the history as sent to the provider. Only the goroutine
+// running the turn appends, and appends never touch the elements a
+// previous snapshot sees, so no copy is needed.
+func (l *Loop) snapshot() []providers.Message {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.history[:len(l.history):len(l.history)]
+}
+
+func (l *Loop) emit(e Event) { l.cfg.Observer.Observe(e) }
+
+// Turn sends the user's input and runs steps until the model answers
+// without calling a tool, a tool call is rejected without feedback, an
+// error occurs or ctx ends. Completed steps stay in the history whatever
+// happens; an interrupted step leaves no trace. Every turn ends with a
+// TurnEnded event.
+func (l *Loop) Turn(ctx context.Context, input string) (TurnResult, error) {
+	l.turnMu.Lock()
+	defer l.turnMu.Unlock()
+
+	l.appendHistory(providers.Message{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart(input)}})
+	res, err := l.turn(ctx)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		res.Reason = StopCancelled
+		err = ctx.Err()
+	default:
+		res.Reason = StopError
+		l.emit(TurnFailed{Err: err})
+	}
+	l.emit(TurnEnded{Steps: res.Steps, Usage: res.Usage, Reason: res.Reason, Err: err})
+	return res, err
+}
+
+func (l *Loop) turn(ctx context.Context) (TurnResult, error) {
+	var res TurnResult
+	repeats := map[string]int{}
+	for step := 1; ; step++ {
+		if step > l.cfg.MaxStepsPerTurn {
+			return res, &MaxStepsError{N: l.cfg.MaxStepsPerTurn}
+		}
+		out, err := l.stepWithRetry(ctx, step, repeats, &res.Usage)
+		if err != nil {
+			return res, err
+		}
+		l.appendHistory(out.messages()...)
+		res.Steps = step
+		repeats = out.repeats
+		switch {
+		case out.stop != nil:
+			return res, out.stop
+		case len(out.calls) == 0:
+			res.Reason = StopDone
+			return res, nil
+		case out.plainRejection():
+			res.Reason = StopRejected
+			return res, nil
+		}
+	}
+}
+
+// stepWithRetry runs a step, running it again from scratch after a
+// retryable provider error, as the retry policy allows.
+func (l *Loop) stepWithRetry(ctx context.Context, step int, repeats map[string]int, usage *providers.Usage) (*stepOutput, error) {
+	attempts := max(l.policy.Attempts, 1)
+	for attempt := 1; ; attempt++ {
+		l.emit(StepStarted{Step: step, Attempt: attempt})
+		out, err := l.step(ctx, step, repeats, usage)
+		if err == nil {
+			return out, nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if !providers.IsRetryable(err) {
+			return nil, err
+		}
+		if attempt >= attempts {
+			return nil, &RetriesExhaustedError{Attempts: attempts, Err: err}
+		}
+		delay := l.policy.Backoff(attempt)
+		l.emit(StepRetried{Step: step, Attempt: attempt + 1, MaxAttempts: attempts, Delay: delay, Err: err})
+		timer := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, ctx.Err()
+		case <-timer.C:
+		}
+	}
+}

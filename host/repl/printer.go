@@ -1,0 +1,469 @@
+package repl
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+// Info describes a run, for the banner (text) or the session event
+// (stream-json).
+type Info struct {
+	SessionID string
+	StateDir  string
+	Agent     string
+	Provider  string
+	Model     string
+	Tools     []string
+}
+
+// Printer shows a run: the loop's events, the approval decisions and the
+// run's start. It is safe for concurrent use (approvals arrive from the
+// tools' goroutines).
+type Printer interface {
+	loop.Observer
+	// Start shows the run's identity.
+	Start(Info)
+	// Pause stops transient output (the spinner) before the terminal is
+	// used to ask the user something.
+	Pause()
+}
+
+// TextOptions configure a TextPrinter.
+type TextOptions struct {
+	// TTY enables the spinner, colours and the model's reasoning (dimmed).
+	TTY bool
+	// Now returns the time; nil means time.Now. For the spinner.
+	Now func() time.Time
+}
+
+// TextPrinter shows a run for a human: the assistant's text as it streams,
+// a line when each tool call starts and one when it ends (name, brief,
+// duration), retries and errors on errOut, and the token usage after each
+// turn.
+type TextPrinter struct {
+	out, errOut io.Writer
+	opts        TextOptions
+
+	mu        sync.Mutex
+	midLine   bool // the last thing written to out did not end a line
+	reasoning bool // reasoning is being written
+	spin      *spinner
+}
+
+// NewTextPrinter returns a TextPrinter writing to out and errOut.
+func NewTextPrinter(out, errOut io.Writer, opts TextOptions) *TextPrinter {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &TextPrinter{out: out, errOut: errOut, opts: opts}
+}
+
+const (
+	ansiDim   = "\033[2m"
+	ansiRed   = "\033[31m"
+	ansiGreen = "\033[32m"
+	ansiReset = "\033[0m"
+)
+
+func (p *TextPrinter) style(code, s string) string {
+	if !p.opts.TTY {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+// Start prints the banner.
+func (p *TextPrinter) Start(info Info) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.out, "%s\n", p.style(ansiDim, fmt.Sprintf("kosong-host · agent %s · %s/%s · %d tools · session %s",
+		info.Agent, info.Provider, info.Model, len(info.Tools), info.SessionID)))
+}
+
+// Pause stops the spinner.
+func (p *TextPrinter) Pause() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopSpinner()
+}
+
+// Observe prints one event.
+func (p *TextPrinter) Observe(e loop.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch e := e.(type) {
+	case loop.StepStarted:
+		p.startSpinner()
+	case loop.TextDelta:
+		p.stopSpinner()
+		if p.reasoning {
+			p.reasoning = false
+			p.newline()
+		}
+		p.write(e.Text)
+	case loop.ReasoningDelta:
+		if !p.opts.TTY {
+			return
+		}
+		p.stopSpinner()
+		p.reasoning = true
+		p.write(p.style(ansiDim, e.Text))
+	case loop.ToolCallStarted:
+		p.stopSpinner()
+		p.line(fmt.Sprintf("• %s %s", e.Call.Name, oneLine(e.Call.Arguments, 120)))
+	case loop.ToolCallFinished:
+		p.stopSpinner()
+		mark, brief := p.style(ansiGreen, "✓"), Brief(e.Result)
+		switch {
+		case e.Cancelled:
+			mark, brief = p.style(ansiRed, "✗"), "cancelled"
+		case e.Result.IsError():
+			mark = p.style(ansiRed, "✗")
+		}
+		p.line(fmt.Sprintf("  %s %s: %s %s", mark, e.Call.Name, brief, p.style(ansiDim, "("+formatDuration(e.Duration)+")")))
+	case loop.StepRetried:
+		p.stopSpinner()
+		p.newline()
+		fmt.Fprintf(p.errOut, "! %v; retrying in %s (attempt %d of %d)\n", e.Err, formatDuration(e.Delay), e.Attempt, e.MaxAttempts)
+	case loop.ApprovalDecided:
+		p.approval(e)
+	case loop.TurnFailed:
+		p.stopSpinner()
+		p.newline()
+		fmt.Fprintf(p.errOut, "error: %v\n", e.Err)
+	case loop.TurnEnded:
+		p.stopSpinner()
+		if e.Reason == loop.StopCancelled {
+			p.line(p.style(ansiDim, "Interrupted."))
+		}
+		summary := plural(e.Steps, "step")
+		if e.Usage.Total() > 0 {
+			summary += fmt.Sprintf(" · %s tokens in · %s out", thousands(e.Usage.InputTokens), thousands(e.Usage.OutputTokens))
+		}
+		p.line(p.style(ansiDim, "["+summary+"]"))
+	}
+}
+
+func (p *TextPrinter) approval(e loop.ApprovalDecided) {
+	var s string
+	switch {
+	case e.Answer == AnswerYolo:
+		return
+	case e.Answer == AnswerUnattended:
+		s = fmt.Sprintf("  ! %s: %s rejected: no one to ask for approval; run with --yolo to allow it", e.ToolName, e.Action)
+	case e.Answer == AnswerSession:
+		s = fmt.Sprintf("  %s: %s (approved for this session)", e.ToolName, e.Action)
+	case e.ForSession:
+		s = fmt.Sprintf("  %s: %s approved for this session", e.ToolName, e.Action)
+	case e.Approved:
+		s = fmt.Sprintf("  %s: %s approved", e.ToolName, e.Action)
+	case e.Feedback != "":
+		s = fmt.Sprintf("  %s: %s rejected: %s", e.ToolName, e.Action, e.Feedback)
+	default:
+		s = fmt.Sprintf("  %s: %s rejected", e.ToolName, e.Action)
+	}
+	p.stopSpinner()
+	p.line(p.style(ansiDim, s))
+}
+
+func (p *TextPrinter) write(s string) {
+	if s == "" {
+		return
+	}
+	io.WriteString(p.out, s)
+	p.midLine = !strings.HasSuffix(s, "\n") && !strings.HasSuffix(s, "\n"+ansiReset)
+}
+
+// newline ends a started line.
+func (p *TextPrinter) newline() {
+	if p.midLine {
+		io.WriteString(p.out, "\n")
+		p.midLine = false
+	}
+}
+
+// line writes a whole line, on a line of its own.
+func (p *TextPrinter) line(s string) {
+	p.reasoning = false
+	p.newline()
+	io.WriteString(p.out, s+"\n")
+}
+
+// spinner shows "⠋ thinking 1.2s" on a TTY while the model is silent.
+type spinner struct {
+	stop chan struct{}
+	done chan struct{}
+}
+
+var spinFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// startSpinner starts the spinner; p.mu is held.
+func (p *TextPrinter) startSpinner() {
+	if !p.opts.TTY || p.spin != nil {
+		return
+	}
+	p.newline()
+	s := &spinner{stop: make(chan struct{}), done: make(chan struct{})}
+	p.spin = s
+	start := p.opts.Now()
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			p.mu.Lock()
+			select {
+			case <-s.stop:
+				p.mu.Unlock()
+				return
+			default:
+			}
+			fmt.Fprintf(p.out, "\r%s %s", spinFrames[i%len(spinFrames)], p.style(ansiDim, "thinking "+formatDuration(p.opts.Now().Sub(start))))
+			p.mu.Unlock()
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// stopSpinner stops the spinner and clears its line; p.mu is held.
+func (p *TextPrinter) stopSpinner() {
+	if p.spin == nil {
+		return
+	}
+	close(p.spin.stop)
+	p.spin = nil
+	io.WriteString(p.out, "\r\033[K")
+}
+
+// Brief is the one-line summary of a result shown to the user: its brief,
+// else the first line of its message, else of its output.
+func Brief(r toolset.Result) string {
+	for _, s := range []string{r.Brief, r.Message, r.OutputText()} {
+		if s = oneLine(s, 100); s != "" {
+			return s
+		}
+	}
+	if r.IsError() {
+		return "error"
+	}
+	return "done"
+}
+
+// oneLine is the first non-empty line of s, cut to max runes.
+func oneLine(s string, max int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = strings.TrimSpace(s[:i]) + " …"
+	}
+	if utf8.RuneCountInString(s) > max {
+		r := []rune(s)
+		s = string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	default:
+		return d.Round(time.Second).String()
+	}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// JSONPrinter writes one JSON object a line for every event; the schema is
+// in STREAM_JSON.md.
+type JSONPrinter struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+// NewJSONPrinter returns a JSONPrinter writing to out.
+func NewJSONPrinter(out io.Writer) *JSONPrinter {
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	return &JSONPrinter{enc: enc}
+}
+
+// Pause does nothing: there is no transient output.
+func (p *JSONPrinter) Pause() {}
+
+// Start writes the session event.
+func (p *JSONPrinter) Start(info Info) {
+	tools := info.Tools
+	if tools == nil {
+		tools = []string{}
+	}
+	p.write(SessionEvent{Type: "session", SessionID: info.SessionID, StateDir: info.StateDir, Agent: info.Agent,
+		Provider: info.Provider, Model: info.Model, Tools: tools})
+}
+
+// Observe writes one event.
+func (p *JSONPrinter) Observe(e loop.Event) {
+	if v := JSONEvent(e); v != nil {
+		p.write(v)
+	}
+}
+
+func (p *JSONPrinter) write(v any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_ = p.enc.Encode(v)
+}
+
+// The stream-json event types (see STREAM_JSON.md).
+type (
+	SessionEvent struct {
+		Type      string   `json:"type"`
+		SessionID string   `json:"session_id"`
+		StateDir  string   `json:"state_dir"`
+		Agent     string   `json:"agent"`
+		Provider  string   `json:"provider"`
+		Model     string   `json:"model"`
+		Tools     []string `json:"tools"`
+	}
+	StepStartEvent struct {
+		Type    string `json:"type"`
+		Step    int    `json:"step"`
+		Attempt int    `json:"attempt"`
+	}
+	TextEvent struct {
+		Type string `json:"type"`
+		Step int    `json:"step"`
+		Text string `json:"text"`
+	}
+	ToolCallEvent struct {
+		Type      string `json:"type"`
+		Step      int    `json:"step"`
+		ID        string `json:"id"`
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+		Duplicate bool   `json:"duplicate"`
+	}
+	ToolResultEvent struct {
+		Type       string `json:"type"`
+		Step       int    `json:"step"`
+		ID         string `json:"id"`
+		Name       string `json:"name"`
+		Status     string `json:"status"`
+		IsError    bool   `json:"is_error"`
+		Brief      string `json:"brief"`
+		Message    string `json:"message"`
+		Output     string `json:"output"`
+		Feedback   string `json:"feedback,omitempty"`
+		DurationMS int64  `json:"duration_ms"`
+		Repeat     int    `json:"repeat"`
+		Cancelled  bool   `json:"cancelled"`
+	}
+	ApprovalEvent struct {
+		Type        string `json:"type"`
+		ToolCallID  string `json:"tool_call_id"`
+		Tool        string `json:"tool"`
+		Action      string `json:"action"`
+		Description string `json:"description"`
+		Approved    bool   `json:"approved"`
+		Feedback    string `json:"feedback,omitempty"`
+		Answer      string `json:"answer"`
+		ForSession  bool   `json:"for_session"`
+	}
+	UsageEvent struct {
+		Type string `json:"type"`
+		Step int    `json:"step"`
+		providers.Usage
+	}
+	RetryEvent struct {
+		Type        string `json:"type"`
+		Step        int    `json:"step"`
+		Attempt     int    `json:"attempt"`
+		MaxAttempts int    `json:"max_attempts"`
+		DelayMS     int64  `json:"delay_ms"`
+		Error       string `json:"error"`
+	}
+	ErrorEvent struct {
+		Type      string `json:"type"`
+		Error     string `json:"error"`
+		Retryable bool   `json:"retryable"`
+	}
+	TurnEndEvent struct {
+		Type   string          `json:"type"`
+		Steps  int             `json:"steps"`
+		Reason string          `json:"reason"`
+		Usage  providers.Usage `json:"usage"`
+		Error  string          `json:"error,omitempty"`
+	}
+)
+
+var statusOf = map[toolset.Kind]string{toolset.Ok: "ok", toolset.Failed: "error", toolset.Rejected: "rejected"}
+
+// JSONEvent is the stream-json form of a loop event (nil for none).
+func JSONEvent(e loop.Event) any {
+	switch e := e.(type) {
+	case loop.StepStarted:
+		return StepStartEvent{Type: "step_start", Step: e.Step, Attempt: e.Attempt}
+	case loop.TextDelta:
+		return TextEvent{Type: "text", Step: e.Step, Text: e.Text}
+	case loop.ReasoningDelta:
+		return TextEvent{Type: "reasoning", Step: e.Step, Text: e.Text}
+	case loop.ToolCallStarted:
+		return ToolCallEvent{Type: "tool_call", Step: e.Step, ID: e.Call.ID, Name: e.Call.Name, Arguments: e.Call.Arguments, Duplicate: e.Duplicate}
+	case loop.ToolCallFinished:
+		r := e.Result
+		return ToolResultEvent{Type: "tool_result", Step: e.Step, ID: e.Call.ID, Name: e.Call.Name, Status: statusOf[r.Kind],
+			IsError: r.IsError(), Brief: r.Brief, Message: r.Message, Output: r.OutputText(), Feedback: r.Feedback,
+			DurationMS: e.Duration.Milliseconds(), Repeat: e.Repeat, Cancelled: e.Cancelled}
+	case loop.ApprovalDecided:
+		return ApprovalEvent{Type: "approval", ToolCallID: e.ToolCallID, Tool: e.ToolName, Action: e.Action,
+			Description: e.Description, Approved: e.Approved, Feedback: e.Feedback, Answer: e.Answer, ForSession: e.ForSession}
+	case loop.UsageReported:
+		return UsageEvent{Type: "usage", Step: e.Step, Usage: e.Usage}
+	case loop.StepRetried:
+		return RetryEvent{Type: "retry", Step: e.Step, Attempt: e.Attempt, MaxAttempts: e.MaxAttempts,
+			DelayMS: e.Delay.Milliseconds(), Error: e.Err.Error()}
+	case loop.TurnFailed:
+		return ErrorEvent{Type: "error", Error: e.Err.Error(), Retryable: providers.IsRetryable(e.Err)}
+	case loop.TurnEnded:
+		ev := TurnEndEvent{Type: "turn_end", Steps: e.Steps, Reason: string(e.Reason), Usage: e.Usage}
+		if e.Err != nil {
+			ev.Error = e.Err.Error()
+		}
+		return ev
+	}
+	return nil
+}

@@ -1,0 +1,187 @@
+// Package repl is the terminal front end of kosong-host: the interactive
+// read-eval-print loop over an agent loop, the approval prompt, and the
+// printers of a run's events (human text, or stream-json: one JSON object a
+// line, see STREAM_JSON.md).
+//
+// Prompts and approval answers are read from one LineReader, one line at a
+// time: a terminal (line editing and history) or a pipe. The REPL reads a
+// prompt, runs a turn (during which the approval prompt reads its answers),
+// and reads the next prompt. So a REPL driven through a pipe answers its
+// approvals from the piped lines, in order; there is no separate switch for
+// that. Runs that must not ask (one-shot -p runs) use the Unattended
+// approval mode instead.
+package repl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+// Config configures a REPL.
+type Config struct {
+	Lines   LineReader
+	Printer Printer
+	// Prompts receives the approval questions (stdout in text mode, stderr
+	// in stream-json mode, so stdout stays JSON).
+	Prompts io.Writer
+	// Interrupts delivers Ctrl-C presses made while a turn runs (SIGINT:
+	// the terminal is not in raw mode then); each cancels the running turn.
+	// At the prompt, Ctrl-C comes from Lines as ErrInterrupt and leaves.
+	Interrupts <-chan os.Signal
+	// AfterTurn runs after every turn, e.g. to save the history; its error
+	// is reported, not fatal.
+	AfterTurn func(history []providers.Message) error
+	// Prompt is the input prompt; "" means "> ".
+	Prompt string
+}
+
+// REPL is the interactive front end.
+type REPL struct {
+	cfg Config
+
+	mu         sync.Mutex
+	cancelTurn context.CancelFunc
+}
+
+// New returns a REPL.
+func New(cfg Config) *REPL {
+	if cfg.Prompt == "" {
+		cfg.Prompt = "> "
+	}
+	if cfg.Prompts == nil {
+		cfg.Prompts = io.Discard
+	}
+	return &REPL{cfg: cfg}
+}
+
+// Asker is the approval.Asker of this REPL: it asks on Prompts and reads
+// the answers from Lines; Ctrl-C at the approval prompt cancels the turn.
+func (r *REPL) Asker() approval.Asker {
+	a := &asker{lines: r.cfg.Lines, out: r.cfg.Prompts, printer: r.cfg.Printer, interrupt: r.Interrupt}
+	return a.ask
+}
+
+// Interrupt cancels the running turn, if any.
+func (r *REPL) Interrupt() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cancelTurn != nil {
+		r.cancelTurn()
+	}
+}
+
+// Run reads prompts and runs a turn for each until the input ends, the
+// user enters exit or quit, presses Ctrl-C at the prompt, or ctx ends.
+// Turn errors are shown by the printer and do not end the REPL.
+func (r *REPL) Run(ctx context.Context, l *loop.Loop) error {
+	for {
+		line, err := r.readPrompt(ctx)
+		switch {
+		case errors.Is(err, io.EOF), errors.Is(err, ErrInterrupt):
+			return nil
+		case err != nil:
+			return err
+		}
+		line = strings.TrimSpace(line)
+		switch line {
+		case "":
+			continue
+		case "exit", "quit", "/exit", "/quit":
+			return nil
+		}
+		r.cfg.Lines.AddHistory(line)
+		r.turn(ctx, l, line)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// readPrompt reads the next prompt. A SIGINT while waiting (stdin is not a
+// terminal in raw mode, e.g. a pipe) counts as Ctrl-C at the prompt.
+func (r *REPL) readPrompt(ctx context.Context) (string, error) {
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := r.watchInterrupts(func() { cancel(ErrInterrupt) })
+	line, err := r.cfg.Lines.ReadLine(rctx, r.cfg.Prompt)
+	stop()
+	if err != nil && errors.Is(context.Cause(rctx), ErrInterrupt) {
+		return "", ErrInterrupt
+	}
+	return line, err
+}
+
+func (r *REPL) turn(ctx context.Context, l *loop.Loop, input string) {
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.mu.Lock()
+	r.cancelTurn = cancel
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.cancelTurn = nil
+		r.mu.Unlock()
+	}()
+
+	// Forget Ctrl-C presses made before the turn started.
+	for drained := false; !drained; {
+		select {
+		case <-r.cfg.Interrupts:
+		default:
+			drained = true
+		}
+	}
+	stop := r.watchInterrupts(cancel)
+	_, _ = l.Turn(tctx, input) // the printer shows errors
+	stop()
+	r.afterTurn(l)
+}
+
+// watchInterrupts calls f on the next interrupt, until stop is called;
+// once stop returns, no interrupt is taken any more.
+func (r *REPL) watchInterrupts(f func()) (stop func()) {
+	quit, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		select {
+		case <-r.cfg.Interrupts:
+			f()
+		case <-quit:
+		}
+	}()
+	return func() {
+		close(quit)
+		<-exited
+	}
+}
+
+func (r *REPL) afterTurn(l *loop.Loop) {
+	if r.cfg.AfterTurn == nil {
+		return
+	}
+	if err := r.cfg.AfterTurn(l.History()); err != nil {
+		fmt.Fprintf(r.cfg.Prompts, "warning: %v\n", err)
+	}
+}
+
+// RunOnce runs one turn (a one-shot run) and returns the turn's error.
+// afterTurn, if set, runs after the turn whatever its outcome, and its
+// error is returned if the turn succeeded.
+func RunOnce(ctx context.Context, l *loop.Loop, input string, afterTurn func([]providers.Message) error) (loop.TurnResult, error) {
+	res, err := l.Turn(ctx, input)
+	if afterTurn != nil {
+		if serr := afterTurn(l.History()); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	return res, err
+}

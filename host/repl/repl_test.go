@@ -1,0 +1,484 @@
+package repl
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/scripted"
+)
+
+const bound = 10 * time.Second
+
+// recordingProvider records the requests it is sent.
+type recordingProvider struct {
+	providers.ChatProvider
+	mu       sync.Mutex
+	requests []providers.Request
+}
+
+func (p *recordingProvider) Stream(ctx context.Context, req providers.Request) (providers.Stream, error) {
+	p.mu.Lock()
+	req.History = append([]providers.Message(nil), req.History...)
+	p.requests = append(p.requests, req)
+	p.mu.Unlock()
+	return p.ChatProvider.Stream(ctx, req)
+}
+
+func (p *recordingProvider) Requests() []providers.Request {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]providers.Request(nil), p.requests...)
+}
+
+// askTool asks approval for "run command" and echoes its arguments when
+// approved, as a plugin tool using the Approval capability would.
+type askTool struct {
+	decider approval.Decider
+	runs    int
+	mu      sync.Mutex
+}
+
+func (t *askTool) Spec() toolset.Spec {
+	return toolset.Spec{Name: "Run", Parameters: json.RawMessage(`{"type":"object","properties":{"command":{"type":"string"}}}`)}
+}
+
+func (t *askTool) Call(ctx context.Context, id string, args json.RawMessage) toolset.Result {
+	var a struct{ Command string }
+	_ = json.Unmarshal(args, &a)
+	d, err := t.decider.Decide(ctx, approval.Request{ToolCallID: id, ToolName: "Run", Action: "run command", Description: a.Command})
+	if err != nil {
+		return toolset.RuntimeError(err)
+	}
+	if !d.Approved {
+		return toolset.RejectedResult(d.Feedback)
+	}
+	t.mu.Lock()
+	t.runs++
+	t.mu.Unlock()
+	return toolset.Result{Output: []providers.ContentPart{providers.TextPart("ran " + a.Command)}, Brief: "ran " + a.Command}
+}
+
+func call(id, command string) providers.ToolCall {
+	return providers.ToolCall{ID: id, Name: "Run", Arguments: `{"command":"` + command + `"}`}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type harness struct {
+	out, errOut *syncBuffer
+	prov        *recordingProvider
+	tool        *askTool
+	loop        *loop.Loop
+	saved       [][]providers.Message
+}
+
+// runREPL drives a REPL through a pipe: input is written to the pipe as
+// the user would type it, prompts and approval answers alike.
+func runREPL(t *testing.T, turns []scripted.Turn, input string, jsonOut bool) *harness {
+	t.Helper()
+	h := &harness{out: &syncBuffer{}, errOut: &syncBuffer{}, prov: &recordingProvider{ChatProvider: scripted.New(turns)}}
+	var printer Printer = NewTextPrinter(h.out, h.errOut, TextOptions{})
+	prompts := io.Writer(h.out)
+	if jsonOut {
+		printer, prompts = NewJSONPrinter(h.out), h.errOut
+	}
+	pr, pw := io.Pipe()
+	go func() {
+		_, _ = io.WriteString(pw, input)
+		pw.Close()
+	}()
+	r := New(Config{Lines: NewPipeReader(pr), Printer: printer, Prompts: prompts,
+		AfterTurn: func(hist []providers.Message) error { h.saved = append(h.saved, hist); return nil }})
+	h.tool = &askTool{decider: NewDecider(Ask, r.Asker(), printer)}
+	ts := toolset.New(nil)
+	if err := ts.Add(h.tool); err != nil {
+		t.Fatal(err)
+	}
+	l, err := loop.New(loop.Config{Provider: h.prov, Toolset: ts, Observer: printer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.loop = l
+	printer.Start(Info{SessionID: "s1", Agent: "test", Provider: "scripted", Model: h.prov.Model(), Tools: []string{"Run"}})
+
+	done := make(chan error, 1)
+	go func() { done <- r.Run(context.Background(), l) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(bound):
+		t.Fatalf("the REPL did not finish; output so far:\n%s", h.out)
+	}
+	return h
+}
+
+func TestREPLOneTurn(t *testing.T) {
+	h := runREPL(t, []scripted.Turn{{Text: "Hello there.", Usage: &providers.Usage{InputTokens: 1200, OutputTokens: 34}}}, "hi\nexit\n", false)
+	out := h.out.String()
+	for _, want := range []string{"agent test", "Hello there.\n", "[1 step · 1,200 tokens in · 34 out]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if len(h.saved) != 1 || len(h.saved[0]) != 2 {
+		t.Fatalf("saved %+v", h.saved)
+	}
+	if h.errOut.String() != "" {
+		t.Fatalf("stderr %q", h.errOut)
+	}
+}
+
+func TestREPLEndsOnEOFAndSkipsBlankLines(t *testing.T) {
+	h := runREPL(t, []scripted.Turn{{Text: "one"}, {Text: "two"}}, "\n  \nfirst\r\nsecond", false)
+	if out := h.out.String(); !strings.Contains(out, "one\n") || !strings.Contains(out, "two\n") {
+		t.Fatalf("output:\n%s", out)
+	}
+	if len(h.saved) != 2 {
+		t.Fatalf("%d turns", len(h.saved))
+	}
+}
+
+func TestREPLApproveForSession(t *testing.T) {
+	turns := []scripted.Turn{
+		{Text: "Listing.", ToolCalls: []providers.ToolCall{call("c1", "ls")}},
+		{ToolCalls: []providers.ToolCall{call("c2", "pwd")}},
+		{Text: "Done."},
+	}
+	// An unknown answer is asked again; "2" approves for the session.
+	h := runREPL(t, turns, "run things\nmaybe\n2\nexit\n", false)
+	out := h.out.String()
+	if n := strings.Count(out, "? Run wants approval to run command\n  ls\n"); n != 1 {
+		t.Fatalf("asked %d times, want 1:\n%s", n, out)
+	}
+	if !strings.Contains(out, "please answer 1, 2, 3 or 4") {
+		t.Errorf("the unknown answer was not asked again:\n%s", out)
+	}
+	if h.tool.runs != 2 {
+		t.Fatalf("the tool ran %d times", h.tool.runs)
+	}
+	for _, want := range []string{
+		"• Run {\"command\":\"ls\"}", "✓ Run: ran ls", "Run: run command approved for this session\n",
+		"Run: run command (approved for this session)", "✓ Run: ran pwd", "Done.", "[3 steps",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestREPLRejectWithFeedback(t *testing.T) {
+	for _, answer := range []string{"4\nuse rg instead\n", "4 use rg instead\n", "f: use rg instead\n"} {
+		t.Run(strings.ReplaceAll(answer, "\n", "|"), func(t *testing.T) {
+			turns := []scripted.Turn{
+				{ToolCalls: []providers.ToolCall{call("c1", "grep -r x")}},
+				{Text: "OK, using rg."},
+			}
+			h := runREPL(t, turns, "search\n"+answer+"exit\n", false)
+			reqs := h.prov.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			var seen string
+			for _, m := range reqs[1].History {
+				if m.Role == providers.RoleTool && m.ToolCallID == "c1" {
+					seen = m.Text()
+				}
+			}
+			if !strings.Contains(seen, "The tool call is rejected by the user. User feedback: use rg instead") {
+				t.Fatalf("the model saw %q", seen)
+			}
+			out := h.out.String()
+			if !strings.Contains(out, "✗ Run: Rejected: use rg instead") || !strings.Contains(out, "OK, using rg.") {
+				t.Fatalf("output:\n%s", out)
+			}
+			if h.tool.runs != 0 {
+				t.Fatal("the rejected tool ran")
+			}
+		})
+	}
+}
+
+func TestREPLPlainRejectionEndsTurn(t *testing.T) {
+	turns := []scripted.Turn{
+		{ToolCalls: []providers.ToolCall{call("c1", "rm -rf /")}},
+		{Text: "after the user's next message"},
+	}
+	h := runREPL(t, turns, "clean\n3\nnever mind\nexit\n", false)
+	out := h.out.String()
+	if !strings.Contains(out, "✗ Run: Rejected by user") || !strings.Contains(out, "[1 step]") {
+		t.Fatalf("output:\n%s", out)
+	}
+	// The next prompt starts a new turn that gets the second response.
+	if !strings.Contains(out, "after the user's next message") || len(h.saved) != 2 {
+		t.Fatalf("output:\n%s", out)
+	}
+}
+
+func TestREPLEndOfInputAtApprovalRejects(t *testing.T) {
+	turns := []scripted.Turn{{ToolCalls: []providers.ToolCall{call("c1", "ls")}}, {Text: "never"}}
+	h := runREPL(t, turns, "go\n", false)
+	if out := h.out.String(); !strings.Contains(out, "(end of input: rejected)") || !strings.Contains(out, "Rejected by user") {
+		t.Fatalf("output:\n%s", out)
+	}
+}
+
+// TestStreamJSON parses the stream-json output back, event by event.
+func TestStreamJSON(t *testing.T) {
+	turns := []scripted.Turn{
+		{Reasoning: "Need a listing.", Text: "Looking.", ToolCalls: []providers.ToolCall{call("c1", "ls")},
+			Usage: &providers.Usage{InputTokens: 10, OutputTokens: 5}},
+		{Text: "Done.", Usage: &providers.Usage{InputTokens: 20, OutputTokens: 2}},
+	}
+	h := runREPL(t, turns, "list\n1\nexit\n", true)
+	if !strings.Contains(h.errOut.String(), "? Run wants approval to run command\n  ls\n") {
+		t.Fatalf("the approval question is not on stderr: %q", h.errOut)
+	}
+
+	var events []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(h.out.String()))
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		events = append(events, ev)
+	}
+	// Text and reasoning arrive in deltas (the scripted provider streams
+	// word by word): fold consecutive deltas of a kind.
+	var folded []map[string]any
+	for _, ev := range events {
+		if n := len(folded); n > 0 && (ev["type"] == "text" || ev["type"] == "reasoning") && folded[n-1]["type"] == ev["type"] {
+			folded[n-1]["text"] = folded[n-1]["text"].(string) + ev["text"].(string)
+			continue
+		}
+		folded = append(folded, ev)
+	}
+	want := []map[string]any{
+		{"type": "session", "session_id": "s1", "agent": "test", "provider": "scripted", "tools": []any{"Run"}},
+		{"type": "step_start", "step": 1.0, "attempt": 1.0},
+		{"type": "reasoning", "step": 1.0, "text": "Need a listing."},
+		{"type": "text", "step": 1.0, "text": "Looking."},
+		{"type": "tool_call", "step": 1.0, "id": "c1", "name": "Run", "arguments": `{"command":"ls"}`, "duplicate": false},
+		{"type": "approval", "tool_call_id": "c1", "tool": "Run", "action": "run command", "description": "ls", "approved": true, "answer": "user", "for_session": false},
+		{"type": "tool_result", "step": 1.0, "id": "c1", "name": "Run", "status": "ok", "is_error": false, "brief": "ran ls", "output": "ran ls", "repeat": 1.0},
+		{"type": "usage", "step": 1.0, "input_tokens": 10.0, "output_tokens": 5.0},
+		{"type": "step_start", "step": 2.0, "attempt": 1.0},
+		{"type": "text", "step": 2.0, "text": "Done."},
+		{"type": "usage", "step": 2.0, "input_tokens": 20.0, "output_tokens": 2.0},
+		{"type": "turn_end", "steps": 2.0, "reason": "done", "usage": map[string]any{"input_tokens": 30.0, "output_tokens": 7.0}},
+	}
+	// The usage event may come before or after the approval and the tool
+	// result (the tool runs while the stream goes on): move each step's
+	// usage to the step's end to compare in a canonical order.
+	var ordered, usages []map[string]any
+	for _, ev := range folded {
+		switch ev["type"] {
+		case "usage":
+			usages = append(usages, ev)
+			continue
+		case "step_start", "turn_end":
+			ordered, usages = append(ordered, usages...), nil
+		}
+		ordered = append(ordered, ev)
+	}
+	folded = append(ordered, usages...)
+	if len(folded) != len(want) {
+		t.Fatalf("%d events, want %d:\n%s", len(folded), len(want), h.out)
+	}
+	for i, w := range want {
+		for k, v := range w {
+			got, _ := json.Marshal(folded[i][k])
+			exp, _ := json.Marshal(v)
+			if !bytes.Equal(got, exp) {
+				t.Errorf("event %d (%s): %s = %s, want %s", i, w["type"], k, got, exp)
+			}
+		}
+	}
+	if _, ok := folded[6]["duration_ms"].(float64); !ok {
+		t.Errorf("tool_result lacks duration_ms: %v", folded[6])
+	}
+}
+
+func TestDeciderModes(t *testing.T) {
+	tests := []struct {
+		mode     ApprovalMode
+		approved bool
+		feedback string
+		answer   string
+	}{
+		{Yolo, true, "", AnswerYolo},
+		{Unattended, false, approval.UnattendedFeedback, AnswerUnattended},
+	}
+	for _, tt := range tests {
+		var got []loop.Event
+		d := NewDecider(tt.mode, nil, loop.ObserverFunc(func(e loop.Event) { got = append(got, e) }))
+		dec, err := d.Decide(context.Background(), approval.Request{ToolCallID: "c", ToolName: "Shell", Action: "run command"})
+		if err != nil || dec.Approved != tt.approved || dec.Feedback != tt.feedback {
+			t.Fatalf("mode %d: %+v %v", tt.mode, dec, err)
+		}
+		if len(got) != 1 || got[0].(loop.ApprovalDecided).Answer != tt.answer {
+			t.Fatalf("mode %d: events %+v", tt.mode, got)
+		}
+	}
+	if !strings.Contains(approval.UnattendedFeedback, "--yolo") {
+		t.Fatal("the unattended feedback does not mention --yolo")
+	}
+}
+
+func TestTextPrinterUnattended(t *testing.T) {
+	var out bytes.Buffer
+	p := NewTextPrinter(&out, io.Discard, TextOptions{})
+	p.Observe(loop.ApprovalDecided{ToolName: "Shell", Action: "run command", Feedback: approval.UnattendedFeedback, Answer: AnswerUnattended})
+	if !strings.Contains(out.String(), "Shell: run command rejected: no one to ask for approval; run with --yolo to allow it") {
+		t.Fatalf("%q", out.String())
+	}
+}
+
+func TestApprovalQuestionShowsDiff(t *testing.T) {
+	var out bytes.Buffer
+	a := &asker{lines: NewPipeReader(strings.NewReader("1\n")), out: &out}
+	data, _ := json.Marshal(map[string]string{"path": "a.go", "old_text": "one\ntwo\nthree\nfour\n", "new_text": "one\n2\nthree\nfour\nfive\n"})
+	ans, _, err := a.ask(context.Background(), approval.Request{ToolName: "StrReplaceFile", Action: "edit file",
+		Description: "Edit file `a.go`", Display: []approval.Display{{Kind: "diff", Data: data}}})
+	if err != nil || ans != approval.Approve {
+		t.Fatalf("%v %v", ans, err)
+	}
+	want := "\n? StrReplaceFile wants approval to edit file\n  Edit file `a.go`\n    - two\n    + 2\n    …\n    + five\n" +
+		"  1) approve  2) approve for this session  3) reject  4) reject with feedback\n"
+	if out.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+// blockTool reports its start and runs until its ctx ends.
+type blockTool struct{ started chan struct{} }
+
+func (b *blockTool) Spec() toolset.Spec {
+	return toolset.Spec{Name: "Block", Parameters: json.RawMessage(`{"type":"object"}`)}
+}
+
+func (b *blockTool) Call(ctx context.Context, _ string, _ json.RawMessage) toolset.Result {
+	close(b.started)
+	<-ctx.Done()
+	return toolset.RuntimeError(ctx.Err())
+}
+
+func TestREPLInterrupts(t *testing.T) {
+	out := &syncBuffer{}
+	printer := NewTextPrinter(out, io.Discard, TextOptions{})
+	pr, pw := io.Pipe()
+	interrupts := make(chan os.Signal, 1)
+	prompts := make(chan struct{}, 3)
+	lines := &notifyingReader{LineReader: NewPipeReader(pr), reads: prompts}
+	r := New(Config{Lines: lines, Printer: printer, Prompts: out, Interrupts: interrupts})
+	tool := &blockTool{started: make(chan struct{})}
+	ts := toolset.New(nil)
+	if err := ts.Add(tool); err != nil {
+		t.Fatal(err)
+	}
+	prov := scripted.New([]scripted.Turn{
+		{Text: "Blocking.", ToolCalls: []providers.ToolCall{{ID: "b1", Name: "Block", Arguments: "{}"}}},
+		{Text: "Second turn."},
+	})
+	turnEnds := make(chan loop.TurnEnded, 2)
+	obs := loop.ObserverFunc(func(e loop.Event) {
+		printer.Observe(e)
+		if te, ok := e.(loop.TurnEnded); ok {
+			turnEnds <- te
+		}
+	})
+	l, err := loop.New(loop.Config{Provider: prov, Toolset: ts, Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.Run(context.Background(), l) }()
+
+	// Ctrl-C during a turn cancels the turn, not the REPL.
+	io.WriteString(pw, "block\n")
+	select {
+	case <-tool.started:
+	case <-time.After(bound):
+		t.Fatal("the tool did not start")
+	}
+	interrupts <- os.Interrupt
+	io.WriteString(pw, "next\n")
+	for _, want := range []loop.StopReason{loop.StopCancelled, loop.StopDone} {
+		select {
+		case te := <-turnEnds:
+			if te.Reason != want {
+				t.Fatalf("turn ended %+v, want %s", te, want)
+			}
+		case <-time.After(bound):
+			t.Fatalf("no turn end:\n%s", out)
+		}
+	}
+	// Ctrl-C at the (third) prompt leaves.
+	for range 3 {
+		select {
+		case <-prompts:
+		case <-time.After(bound):
+			t.Fatalf("no prompt:\n%s", out)
+		}
+	}
+	interrupts <- os.Interrupt
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(bound):
+		t.Fatalf("Ctrl-C at the prompt did not leave:\n%s", out)
+	}
+	got := out.String()
+	for _, want := range []string{"✗ Block: cancelled", "Interrupted.", "[0 steps]", "Second turn.\n[1 step]"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	// The cancelled step left no trace: user, user, assistant.
+	if h := l.History(); len(h) != 3 || h[0].Role != providers.RoleUser || h[1].Role != providers.RoleUser {
+		t.Fatalf("history %+v", h)
+	}
+}
+
+// notifyingReader reports each ReadLine call.
+type notifyingReader struct {
+	LineReader
+	reads chan<- struct{}
+}
+
+func (n *notifyingReader) ReadLine(ctx context.Context, prompt string) (string, error) {
+	n.reads <- struct{}{}
+	return n.LineReader.ReadLine(ctx, prompt)
+}
