@@ -62,10 +62,18 @@ type result struct {
 // runHost runs kosong-host in dir with args.
 func runHost(t *testing.T, dir string, stdin string, args ...string) result {
 	t.Helper()
+	return runHostEnv(t, dir, nil, stdin, args...)
+}
+
+// runHostEnv runs kosong-host in dir with args and extra environment, and
+// no provider keys but those given.
+func runHostEnv(t *testing.T, dir string, env []string, stdin string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(kosongHost(t), args...)
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Env = append(os.Environ(), "KOSONG_PLUGIN_PATH=", "KIMI_API_KEY=", "OPENAI_API_KEY=", "XDG_STATE_HOME="+t.TempDir())
+	cmd.Env = append(cmd.Env, env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -214,6 +214,9 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	if err != nil {
 		return exitCode(2, err)
 	}
+	if provider.Name() == registry.Scripted && !streamJSON {
+		fmt.Fprintf(cmd.ErrOrStderr(), "scripted provider: replaying the model turns of %s; no model is called\n", strings.TrimPrefix(provider.Model(), "script:"))
+	}
 	if streamJSON || !mode.oneShot {
 		fe.printer.Start(repl.Info{SessionID: sess.ID, StateDir: sess.Dir, Agent: s.Name, Provider: provider.Name(),
 			Model: provider.Model(), Tools: a.Toolset.Names()})

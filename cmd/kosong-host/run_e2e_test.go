@@ -1,0 +1,110 @@
+package main_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/kosong-host/kosong-host/host/testbin"
+	"github.com/kosong-host/kosong-host/providers/openaitest"
+)
+
+// runWithEnv runs kosong-host in the repository root with extra environment.
+func runWithEnv(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	return runHostEnv(t, testbin.Root(), env, "", args...)
+}
+
+func TestRunNoProvider(t *testing.T) {
+	r := runWithEnv(t, nil, "run", "-p", "hi")
+	if r.code != 2 {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	for _, want := range []string{"KIMI_API_KEY", "OPENAI_API_KEY", "--provider scripted"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr %q lacks %q", r.stderr, want)
+		}
+	}
+}
+
+// TestRunOpenAICompatible: a one-shot turn against an OpenAI-compatible
+// server, with Kimi-style ids and split, interleaved tool call fragments,
+// whose two parallel calls go through real plugins.
+func TestRunOpenAICompatible(t *testing.T) {
+	srv := openaitest.NewServer(t,
+		openaitest.Response{
+			Text: []string{"Checking."},
+			ToolCalls: []openaitest.ToolCall{
+				{Name: "Echo", Arguments: `{"text":"ping"}`},
+				{Name: "Shell", Arguments: `{"command":"echo from-shell"}`},
+			},
+			Quirks: openaitest.Quirks{KimiIDs: true, SplitArguments: 4, Comments: 1, Interleave: true},
+		},
+		openaitest.Response{Text: []string{"All ", "done."}, Usage: &openaitest.Usage{PromptTokens: 100, CompletionTokens: 5}},
+	)
+	env := []string{"OPENAI_API_KEY=x", "OPENAI_BASE_URL=" + srv.BaseURL()}
+	r := runWithEnv(t, env, "run", "-p", "Say hi through the tools.", "--yolo")
+	if r.code != 0 || !strings.Contains(r.stdout, "All done.") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	msgs := reqs[1].Chat.Messages
+	var tools []string
+	for _, m := range msgs {
+		if m.Role == "tool" {
+			tools = append(tools, m.ToolCallID+"="+strings.TrimSpace(m.Text()))
+		}
+	}
+	want := []string{"functions.Echo:0=ping", "functions.Shell:1=from-shell"}
+	if strings.Join(tools, "|") != strings.Join(want, "|") {
+		t.Fatalf("tool messages %q, want %q", tools, want)
+	}
+}
+
+func TestRunProviderFailureExit75(t *testing.T) {
+	fail := openaitest.Response{Status: 500}
+	srv := openaitest.NewServer(t, fail, fail, fail)
+	r := runWithEnv(t, []string{"OPENAI_API_KEY=x", "OPENAI_BASE_URL=" + srv.BaseURL()}, "run", "-p", "hi")
+	if r.code != 75 || !strings.Contains(r.stderr, "500") {
+		t.Fatalf("exit %d stderr %q", r.code, r.stderr)
+	}
+	if n := len(srv.Requests()); n != 3 {
+		t.Fatalf("%d attempts, want 3", n)
+	}
+}
+
+func TestRunAuthErrorNamesTheVariable(t *testing.T) {
+	srv := openaitest.NewServer(t, openaitest.Response{Status: 401})
+	r := runWithEnv(t, []string{"OPENAI_API_KEY=bad", "OPENAI_BASE_URL=" + srv.BaseURL()}, "run", "-p", "hi")
+	if r.code == 0 || !strings.Contains(r.stderr, "OPENAI_API_KEY") || len(srv.Requests()) != 1 {
+		t.Fatalf("exit %d stderr %q requests %d", r.code, r.stderr, len(srv.Requests()))
+	}
+}
+
+// TestRunStreamJSON parses the stream-json output back, event by event.
+func TestRunStreamJSON(t *testing.T) {
+	r := runWithEnv(t, nil, "run", "--provider", "scripted", "--script", "agents/demo/script.yaml", "--yolo",
+		"--output-format", "stream-json", "-p", "Show me around.")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	counts := map[string]int{}
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		typ, _ := ev["type"].(string)
+		counts[typ]++
+	}
+	// The demo: two parallel calls, then one, then the answer.
+	if counts["tool_call"] != 3 || counts["tool_result"] != 3 || counts["turn_end"] != 1 || counts["text"] == 0 {
+		t.Fatalf("event counts %v\n%s", counts, r.stdout)
+	}
+}
