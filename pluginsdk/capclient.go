@@ -122,7 +122,11 @@ func (c *capabilities) forTool(ctx context.Context, tool string, needs []string)
 			if err != nil {
 				return nil, err
 			}
-			caps[name] = config{raw: json.RawMessage(resp.GetJson())}
+			var raw json.RawMessage
+			if js := resp.GetJson(); js != "" {
+				raw = json.RawMessage(js)
+			}
+			caps[name] = config{raw: raw}
 		}
 	}
 	return caps, nil

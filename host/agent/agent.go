@@ -33,6 +33,10 @@ const (
 	MaxCallTimeout     = time.Hour
 )
 
+// DefaultRestartBackoff is the delay before the second restart of a plugin
+// in RestartWindow; it doubles for each further one.
+const DefaultRestartBackoff = 250 * time.Millisecond
+
 // Options say how to load an agent.
 type Options struct {
 	// DefaultAgentPath is the file `extend: default` names.
@@ -51,10 +55,11 @@ type Options struct {
 	// CancelGrace is how long a plugin's tool may run on after its call was
 	// cancelled before the plugin exits to be restarted; 0 is the SDK's default.
 	CancelGrace time.Duration
-	// RestartBackoff is the delay before the first restart of a stopped
-	// plugin in a window, doubled for each further one; 0 restarts at once.
+	// RestartBackoff is the delay before the second restart of a stopped
+	// plugin in a window, doubled for each further one (the first restart is
+	// immediate); 0 means DefaultRestartBackoff.
 	RestartBackoff time.Duration
-	Getenv       func(string) string
+	Getenv         func(string) string
 }
 
 // ToolStatus is the load outcome of one tool.
@@ -116,6 +121,9 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 	}
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
+	}
+	if opts.RestartBackoff <= 0 {
+		opts.RestartBackoff = DefaultRestartBackoff
 	}
 	refs, err := s.Plugins()
 	if err != nil {
@@ -346,12 +354,4 @@ func Environment(workDir string, getenv func(string) string) capability.Environm
 
 func dataURL(mime string, data []byte) string {
 	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data)
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }

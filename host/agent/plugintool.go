@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -30,6 +31,9 @@ func (t *pluginTool) Call(ctx context.Context, id string, args json.RawMessage) 
 	}
 	resp, err := cur.Remote.Plugin.Call(ctx, &pluginv1.CallRequest{ToolCallId: id, ToolName: t.spec.Name, Arguments: string(args)})
 	if err != nil {
+		if ctx.Err() == nil && (status.Code(err) == codes.Unavailable || cur.Exited()) {
+			t.plugin.markBroken(cur)
+		}
 		return toolset.RuntimeError(callError(ctx, cur, err))
 	}
 	return fromProto(resp)
@@ -42,9 +46,14 @@ func callError(ctx context.Context, p *launcher.Plugin, err error) error {
 	case status.Code(err) == codes.ResourceExhausted:
 		return fmt.Errorf("plugin %s: the message exceeds the size limit: %s", p.Name, status.Convert(err).Message())
 	case p.Exited() || status.Code(err) == codes.Unavailable:
+		// Once go-plugin reports the exit, the plugin's stderr has been read
+		// to the end: wait a little for it, to quote the last lines.
+		for deadline := time.Now().Add(2 * time.Second); !p.Exited() && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
 		msg := fmt.Sprintf("plugin %s stopped during the call", p.Name)
-		if tail := lastLines(p.StderrTail(), 3); tail != "" {
-			msg += "; its last stderr lines: " + tail
+		if words := p.LastWords(); words != "" {
+			msg += ": " + words
 		}
 		return errors.New(msg)
 	}

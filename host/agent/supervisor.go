@@ -39,8 +39,20 @@ type Plugin struct {
 
 	mu       sync.Mutex
 	cur      *launcher.Plugin
+	broken   bool // cur failed a call as a dead process would
 	restarts []time.Time
 	down     error
+}
+
+// markBroken records that cur failed a call the way a dead process does
+// (its connection is gone), so the next call restarts it even before
+// go-plugin has noticed the exit.
+func (p *Plugin) markBroken(cur *launcher.Plugin) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cur == cur {
+		p.broken = true
+	}
 }
 
 // Current is the running process, or nil.
@@ -84,16 +96,16 @@ func (p *Plugin) get(ctx context.Context) (*launcher.Plugin, error) {
 	if p.down != nil {
 		return nil, p.down
 	}
-	if p.cur != nil && !p.cur.Exited() {
+	if p.cur != nil && !p.broken && !p.cur.Exited() {
 		return p.cur, nil
 	}
 	reason := "it stopped"
 	if p.cur != nil {
-		if tail := lastLines(p.cur.StderrTail(), 3); tail != "" {
-			reason = "it stopped; last stderr lines: " + tail
+		if words := p.cur.LastWords(); words != "" {
+			reason = "it stopped: " + words
 		}
 		p.cur.Kill()
-		p.cur = nil
+		p.cur, p.broken = nil, false
 	}
 	now := time.Now()
 	p.restarts = slices.DeleteFunc(p.restarts, func(t time.Time) bool { return now.Sub(t) > RestartWindow })
@@ -101,7 +113,7 @@ func (p *Plugin) get(ctx context.Context) (*launcher.Plugin, error) {
 		p.down = fmt.Errorf("plugin %s is down: %s (restarted %d times in %s)", p.Name, reason, len(p.restarts), RestartWindow)
 		return nil, p.down
 	}
-	if d := p.backoff << len(p.restarts); d > 0 {
+	if d := p.backoff << len(p.restarts); d > 0 && len(p.restarts) > 0 {
 		t := time.NewTimer(d)
 		select {
 		case <-ctx.Done():

@@ -124,8 +124,11 @@ func Launch(ctx context.Context, cfg Config) (*Plugin, error) {
 			grpc.WithIdleTimeout(math.MaxInt64),
 		},
 	}
+	// The plugin's own stderr carries its hclog lines; what its tools print
+	// after Serve comes over go-plugin's stdio stream. Keep the last lines of
+	// both, to quote them when the plugin fails.
 	st := newTail(20)
-	clientCfg.Stderr = st
+	clientCfg.Stderr, clientCfg.SyncStderr, clientCfg.SyncStdout = st, st, st
 
 	var tlsFD *os.File
 	if !cfg.NoTLS {
@@ -297,6 +300,22 @@ func (p *Plugin) Exited() bool { return p.client.Exited() }
 
 // StderrTail returns the last lines the plugin wrote to stderr.
 func (p *Plugin) StderrTail() string { return p.stderr.String() }
+
+// LastWords sums up in one line why the plugin stopped, from its last
+// stderr lines: a Go panic or fatal error line if there is one, else the
+// last lines. It is "" when the plugin printed nothing.
+func (p *Plugin) LastWords() string {
+	lines := strings.Split(strings.TrimSpace(p.stderr.String()), "\n")
+	for _, l := range lines {
+		if strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ") {
+			return strings.TrimSpace(l)
+		}
+	}
+	if len(lines) > 3 {
+		lines = lines[len(lines)-3:]
+	}
+	return strings.TrimSpace(strings.Join(lines, " | "))
+}
 
 // Kill stops the plugin (gracefully first, as go-plugin does) and then every
 // process left in its process group. It is safe to call more than once.

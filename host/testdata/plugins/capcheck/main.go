@@ -7,7 +7,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/kosong-host/kosong-host/pluginsdk"
@@ -45,6 +47,14 @@ func (w whoami) Call(ctx context.Context, p whoamiParams) pluginsdk.Result {
 
 type empty struct{}
 
+type sizeParams struct {
+	MB int `json:"mb" jsonschema:"minimum=0"`
+}
+
+type linesParams struct {
+	Lines int `json:"lines" jsonschema:"minimum=0"`
+}
+
 type sleepParams struct {
 	Ms int `json:"ms" jsonschema:"minimum=0"`
 }
@@ -66,6 +76,38 @@ func main() {
 				case <-ctx.Done():
 					return pluginsdk.Error("cancelled")
 				}
+			}, nil
+		}),
+		pluginsdk.NewTool[empty]("Crash", "Exits the plugin process mid-call.", func() (pluginsdk.HandlerFunc[empty], error) {
+			return func(context.Context, empty) pluginsdk.Result {
+				// A panic outside the handler (here, in another goroutine)
+				// takes the whole process down.
+				go func() { panic("the disk is on fire") }()
+				select {}
+			}, nil
+		}),
+		pluginsdk.NewTool[empty]("Stuck", "Ignores cancellation forever.", func() (pluginsdk.HandlerFunc[empty], error) {
+			return func(context.Context, empty) pluginsdk.Result {
+				select {}
+			}, nil
+		}),
+		pluginsdk.NewTool[sizeParams]("Flood", "Returns MB megabytes of text.", func() (pluginsdk.HandlerFunc[sizeParams], error) {
+			return func(_ context.Context, p sizeParams) pluginsdk.Result {
+				return pluginsdk.Ok(strings.Repeat(strings.Repeat("x", 99)+"\n", p.MB*10486))
+			}, nil
+		}),
+		pluginsdk.NewTool[sizeParams]("FloodImage", "Returns an image of MB megabytes.", func() (pluginsdk.HandlerFunc[sizeParams], error) {
+			return func(_ context.Context, p sizeParams) pluginsdk.Result {
+				return pluginsdk.OkParts(pluginsdk.Part{MimeType: "image/png", Data: make([]byte, p.MB<<20)})
+			}, nil
+		}),
+		pluginsdk.NewTool[linesParams]("Logs", "Writes LINES log lines to stderr.", func() (pluginsdk.HandlerFunc[linesParams], error) {
+			return func(_ context.Context, p linesParams) pluginsdk.Result {
+				line := strings.Repeat("log ", 50)
+				for i := range p.Lines {
+					fmt.Fprintf(os.Stderr, "%d %s\n", i, line)
+				}
+				return pluginsdk.Ok("logged")
 			}, nil
 		}),
 		pluginsdk.NewTool[empty]("Skipped", "Never loads.", func() (pluginsdk.HandlerFunc[empty], error) {
