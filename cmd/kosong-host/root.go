@@ -49,7 +49,7 @@ func newRootCmd() *cobra.Command {
 	pf.StringVar(&g.logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error, off")
 	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for kosong-plugin-NAME binaries (repeatable; before KOSONG_PLUGIN_PATH and plugins/ beside the binary)")
 	pf.DurationVar(&g.startLimit, "plugin-start-timeout", launcher.DefaultStartTimeout, "how long a plugin may take to complete the handshake")
-	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd())
+	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd(), newPluginsCmd(g))
 	if runCmd := newRunCmd(g); runCmd != nil {
 		root.AddCommand(runCmd)
 	}

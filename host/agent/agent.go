@@ -21,6 +21,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/launcher"
+	"github.com/kosong-host/kosong-host/host/pins"
 	"github.com/kosong-host/kosong-host/host/spec"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
@@ -32,6 +33,21 @@ const (
 	DefaultCallTimeout = 10 * time.Minute
 	MaxCallTimeout     = time.Hour
 )
+
+// applyLock pins the plugins that agent.yaml leaves unpinned with the pins
+// of the agent's lock file (agent.lock.yaml), if there is one.
+func applyLock(s *spec.Spec, refs []spec.PluginRef) error {
+	lock, err := pins.Read(pins.PathFor(s.Path))
+	if err != nil {
+		return err
+	}
+	for i := range refs {
+		if p, ok := lock.Plugins[refs[i].Name]; ok && refs[i].SHA256 == "" {
+			refs[i].SHA256 = p.SHA256
+		}
+	}
+	return nil
+}
 
 // DefaultRestartBackoff is the delay before the second restart of a plugin
 // in RestartWindow; it doubles for each further one.
@@ -129,6 +145,9 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := applyLock(s, refs); err != nil {
+		return nil, err
+	}
 	results := make([]launched, len(refs))
 	var wg sync.WaitGroup
 	for i, ref := range refs {
@@ -136,7 +155,7 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 		go func() {
 			defer wg.Done()
 			results[i] = launched{ref: ref}
-			path, err := resolvePlugin(ref, opts.PluginDirs)
+			path, err := ResolvePlugin(ref, opts.PluginDirs)
 			if err != nil {
 				results[i].err = err
 				return
@@ -315,9 +334,9 @@ func callTimeout(toolDefault, override time.Duration) time.Duration {
 	return min(d, MaxCallTimeout)
 }
 
-// resolvePlugin finds a plugin's binary: a path as given, or
+// ResolvePlugin finds a plugin's binary: a path as given, or
 // kosong-plugin-NAME in the plugin dirs.
-func resolvePlugin(ref spec.PluginRef, dirs []string) (string, error) {
+func ResolvePlugin(ref spec.PluginRef, dirs []string) (string, error) {
 	if ref.Path != "" {
 		return ref.Path, nil
 	}
