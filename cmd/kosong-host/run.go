@@ -69,7 +69,7 @@ telling the model that --yolo allows them, unless --yolo is given.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.prompt, "prompt", "p", "", "run one turn with this prompt and exit")
-	fl.StringVar(&f.outputFormat, "output-format", "text", "output format: text or stream-json (one JSON event a line, see host/repl/STREAM_JSON.md)")
+	fl.StringVar(&f.outputFormat, "output-format", "text", "output format: text or stream-json (one JSON event a line, documented in README.md)")
 	fl.StringVar(&f.provider, "provider", "", "model provider: "+strings.Join(registry.Known(), ", ")+" (default: the agent's model, else the first of kimi and openai with an API key)")
 	fl.StringVar(&f.model, "model", "", "model name (overrides {PROVIDER}_MODEL_NAME)")
 	fl.StringVar(&f.baseURL, "base-url", "", "API base URL (overrides {PROVIDER}_BASE_URL)")

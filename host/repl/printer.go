@@ -309,7 +309,7 @@ func thousands(n int64) string {
 }
 
 // JSONPrinter writes one JSON object a line for every event; the schema is
-// in STREAM_JSON.md.
+// in the README (stream-json).
 type JSONPrinter struct {
 	mu  sync.Mutex
 	enc *json.Encoder
@@ -348,7 +348,7 @@ func (p *JSONPrinter) write(v any) {
 	_ = p.enc.Encode(v)
 }
 
-// The stream-json event types (see STREAM_JSON.md).
+// The stream-json event types (see the README (stream-json)).
 type (
 	SessionEvent struct {
 		Type      string   `json:"type"`

@@ -1,7 +1,7 @@
 // Package repl is the terminal front end of kosong-host: the interactive
 // read-eval-print loop over an agent loop, the approval prompt, and the
 // printers of a run's events (human text, or stream-json: one JSON object a
-// line, see STREAM_JSON.md).
+// line, see the README (stream-json)).
 //
 // Prompts and approval answers are read from one LineReader, one line at a
 // time: a terminal (line editing and history) or a pipe. The REPL reads a
