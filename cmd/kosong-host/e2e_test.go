@@ -211,3 +211,8 @@ func hasRow(table, name, status string) bool {
 	}
 	return false
 }
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

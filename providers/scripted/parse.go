@@ -229,7 +229,7 @@ func (p parser) toJSON(b *bytes.Buffer, n *yaml.Node, field string) error {
 			if k.Kind != yaml.ScalarNode {
 				return p.errorf(k, field, "mapping keys must be plain strings")
 			}
-			key, _ := json.Marshal(k.Value)
+			key, _ := marshalPlain(k.Value)
 			b.Write(key)
 			b.WriteByte(':')
 			if err := p.toJSON(b, n.Content[i+1], field+"."+k.Value); err != nil {
@@ -256,7 +256,7 @@ func (p parser) toJSON(b *bytes.Buffer, n *yaml.Node, field string) error {
 		if _, ok := v.(time.Time); ok {
 			v = n.Value // keep timestamps as written
 		}
-		out, err := json.Marshal(v)
+		out, err := marshalPlain(v)
 		if err != nil {
 			return p.errorf(n, field, "value %q has no JSON form", n.Value)
 		}
@@ -312,4 +312,16 @@ func (p parser) usage(n *yaml.Node, where string) (*providers.Usage, error) {
 		"cache_creation_tokens": num(&u.CacheCreationTokens),
 	})
 	return u, err
+}
+
+// marshalPlain is json.Marshal without HTML escaping: arguments keep `<`,
+// `>` and `&` as the script wrote them, as a model would.
+func marshalPlain(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
