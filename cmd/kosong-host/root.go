@@ -20,6 +20,7 @@ type globals struct {
 	agentPath  string
 	logLevel   string
 	pluginDirs []string
+	mcpConfigs []string
 	startLimit time.Duration
 	logger     hclog.Logger
 }
@@ -49,7 +50,8 @@ func newRootCmd() *cobra.Command {
 	pf.StringVar(&g.logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error, off")
 	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for kosong-plugin-NAME binaries (repeatable; before KOSONG_PLUGIN_PATH and plugins/ beside the binary)")
 	pf.DurationVar(&g.startLimit, "plugin-start-timeout", launcher.DefaultStartTimeout, "how long a plugin may take to complete the handshake")
-	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd(), newPluginsCmd(g))
+	pf.StringArrayVar(&g.mcpConfigs, "mcp-config-file", nil, `MCP config file ({"mcpServers": ...}), repeatable`)
+	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd(), newPluginsCmd(g), newMCPCmd(g))
 	if runCmd := newRunCmd(g); runCmd != nil {
 		root.AddCommand(runCmd)
 	}
@@ -71,6 +73,7 @@ func (g *globals) loadOptions(decider approval.Decider, sessionID, stateDir stri
 		Decider:          decider,
 		Logger:           g.logger,
 		StartTimeout:     g.startLimit,
+		MCPConfigFiles:   g.mcpConfigs,
 	}, nil
 }
 

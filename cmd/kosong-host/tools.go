@@ -58,7 +58,7 @@ func newToolsListCmd(g *globals) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "Load the agent's plugins and list their tools with their status",
+		Short: "Load the agent's plugins and MCP servers and list their tools: status, capabilities, source",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := signalContext(cmd.Context())
@@ -75,7 +75,7 @@ func newToolsListCmd(g *globals) *cobra.Command {
 				return enc.Encode(a.Status)
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tPLUGIN\tSTATUS\tCAPABILITIES")
+			fmt.Fprintln(tw, "NAME\tSTATUS\tCAPABILITIES\tSOURCE")
 			for _, st := range a.Status {
 				status := st.Status
 				if st.Reason != "" {
@@ -85,7 +85,7 @@ func newToolsListCmd(g *globals) *cobra.Command {
 				if caps == "" {
 					caps = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", st.Name, st.Plugin, status, caps)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", st.Name, status, caps, st.Source)
 			}
 			return tw.Flush()
 		},

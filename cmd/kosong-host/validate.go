@@ -21,16 +21,15 @@ func newValidateCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer done()
-			loaded, skipped := 0, 0
+			count := map[string]int{}
 			for _, st := range a.Status {
-				if st.Status == "loaded" {
-					loaded++
-				} else {
-					skipped++
-				}
+				count[st.Status]++
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: ok: agent %q, %d plugins, %d tools loaded, %d skipped\n",
-				g.agentPath, a.Spec.Name, len(a.Plugins), loaded, skipped)
+				g.agentPath, a.Spec.Name, len(a.Plugins), count["loaded"], count["skipped"])
+			if count["failed"] > 0 {
+				return exitCode(1, fmt.Errorf("%d MCP servers or tools failed to load (see kosong-host tools list)", count["failed"]))
+			}
 			return nil
 		},
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"runtime"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 
@@ -16,12 +15,8 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the version of kosong-host and of its plugin protocol",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			version := "(devel)"
-			if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-				version = bi.Main.Version
-			}
 			fmt.Fprintf(cmd.OutOrStdout(), "kosong-host %s (plugin protocol %d, sdk %s, %s %s/%s)\n",
-				version, pluginsdk.ProtocolVersion, pluginsdk.SDKVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+				buildVersion(), pluginsdk.ProtocolVersion, pluginsdk.SDKVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		},
 	}

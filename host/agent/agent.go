@@ -21,6 +21,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/launcher"
+	"github.com/kosong-host/kosong-host/host/mcpclient"
 	"github.com/kosong-host/kosong-host/host/pins"
 	"github.com/kosong-host/kosong-host/host/spec"
 	"github.com/kosong-host/kosong-host/host/toolset"
@@ -76,6 +77,9 @@ type Options struct {
 	// immediate); 0 means DefaultRestartBackoff.
 	RestartBackoff time.Duration
 	Getenv         func(string) string
+	// MCPConfigFiles are MCP config files (--mcp-config-file) whose servers
+	// are loaded besides the spec's mcp_servers.
+	MCPConfigFiles []string
 }
 
 // ToolStatus is the load outcome of one tool.
@@ -83,9 +87,14 @@ type ToolStatus struct {
 	Name         string   `json:"name"`
 	Plugin       string   `json:"plugin"`
 	Path         string   `json:"path"`
-	Status       string   `json:"status"` // loaded, skipped
+	Status       string   `json:"status"` // loaded, skipped, failed (MCP)
 	Reason       string   `json:"reason,omitempty"`
 	Capabilities []string `json:"capabilities"`
+	// Source is where the tool comes from: "plugin NAME (PATH)" or
+	// "mcp server NAME (COMMAND ARGS | URL)".
+	Source string `json:"source"`
+	// MCPServer names the tool's MCP server ("" for plugin tools).
+	MCPServer string `json:"mcp_server,omitempty"`
 }
 
 // Agent is a loaded agent.
@@ -94,6 +103,8 @@ type Agent struct {
 	Toolset *toolset.Toolset
 	Plugins []*Plugin
 	Status  []ToolStatus
+	// MCP are the agent's MCP servers.
+	MCP *mcpclient.Loaded
 }
 
 // Close stops every plugin.
@@ -103,6 +114,8 @@ func (a *Agent) Close() {
 		wg.Add(1)
 		go func() { defer wg.Done(); p.Kill() }()
 	}
+	wg.Add(1)
+	go func() { defer wg.Done(); a.MCP.Close() }()
 	wg.Wait()
 }
 
@@ -146,6 +159,10 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 		return nil, err
 	}
 	if err := applyLock(s, refs); err != nil {
+		return nil, err
+	}
+	waitMCP, err := startMCP(ctx, s, opts) // in parallel with the plugins
+	if err != nil {
 		return nil, err
 	}
 	results := make([]launched, len(refs))
@@ -209,6 +226,7 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 			a.Status = append(a.Status, st.ToolStatus)
 		}
 	}
+	failures = append(failures, a.addMCP(waitMCP())...)
 	if len(failures) > 0 {
 		a.Close()
 		return nil, &LoadError{Failures: failures}
@@ -373,4 +391,56 @@ func Environment(workDir string, getenv func(string) string) capability.Environm
 
 func dataURL(mime string, data []byte) string {
 	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data)
+}
+
+// ---- MCP servers (host/mcpclient) ----
+
+// startMCP starts the MCP servers of the spec and of opts.MCPConfigFiles in
+// the background; the function returned waits for them. Only a config error
+// (a bad config file, a name given twice) is returned here.
+func startMCP(ctx context.Context, s *spec.Spec, opts Options) (func() *mcpclient.Loaded, error) {
+	cfgs, err := mcpclient.Configs(s, opts.MCPConfigFiles)
+	if err != nil {
+		return nil, err
+	}
+	done := make(chan *mcpclient.Loaded, 1)
+	go func() {
+		done <- mcpclient.LoadAll(ctx, cfgs, mcpclient.Options{Decider: opts.Decider, Logger: opts.Logger,
+			Getenv: opts.Getenv, WorkDir: opts.WorkDir, RestartBackoff: opts.RestartBackoff})
+	}()
+	return func() *mcpclient.Loaded { return <-done }, nil
+}
+
+// addMCP adds the MCP tools after the plugins' and a status row for each:
+// "loaded", or "failed" with the reason (a server that did not start is one
+// row, "mcp:SERVER"), which does not fail the load. A tool name clash does:
+// it is returned as a failure naming both sources. Plugin rows get their
+// Source here too.
+func (a *Agent) addMCP(l *mcpclient.Loaded) (failures []string) {
+	a.MCP = l
+	for i, st := range a.Status {
+		if st.Source == "" {
+			a.Status[i].Source = fmt.Sprintf("plugin %s (%s)", st.Plugin, st.Path)
+		}
+	}
+	for _, st := range l.Status {
+		row := ToolStatus{Name: st.Name, Status: "loaded", Capabilities: []string{}, Source: st.Source, MCPServer: st.Server}
+		if st.Name == "" {
+			row.Name = "mcp:" + st.Server
+		}
+		if st.Tool != nil {
+			if err := a.Toolset.Add(st.Tool); err != nil {
+				if _, clash := a.Toolset.Find(st.Name); clash {
+					failures = append(failures, fmt.Sprintf("%s (%v)", st.Name, err))
+					continue
+				}
+				st.Err = err
+			}
+		}
+		if st.Err != nil {
+			row.Status, row.Reason = "failed", st.Err.Error()
+		}
+		a.Status = append(a.Status, row)
+	}
+	return failures
 }

@@ -31,6 +31,7 @@ type file struct {
 	excludeTools     opt[[]exclude]
 	subagents        opt[map[string]Subagent]
 	model            opt[string]
+	mcpServers       opt[[]MCPServer]
 }
 
 // abs resolves p against the folder of the file.
@@ -43,7 +44,7 @@ func (f *file) abs(p string) string {
 
 var (
 	topKeys      = []string{"version", "agent"}
-	agentKeys    = []string{"extend", "name", "system_prompt_path", "system_prompt_args", "tools", "allowed_tools", "exclude_tools", "subagents", "model"}
+	agentKeys    = []string{"extend", "name", "system_prompt_path", "system_prompt_args", "tools", "allowed_tools", "exclude_tools", "subagents", "model", "mcp_servers"}
 	subagentKeys = []string{"path", "description"}
 	toolRefKeys  = []string{"plugin", "tools", "sha256", "config", "timeout", "env"}
 )
@@ -135,6 +136,9 @@ func (p *parser) agent(n *yaml.Node) error {
 		case "model":
 			f.model.v, err = p.str(v, "model")
 			f.model.set, f.model.line = true, k.Line
+		case "mcp_servers":
+			f.mcpServers.v, err = p.mcpServers(v, "mcp_servers")
+			f.mcpServers.set, f.mcpServers.line = true, k.Line
 		default:
 			return p.unknownKey(k, "agent", agentKeys)
 		}

@@ -3,11 +3,12 @@
 // An agent spec names an agent, its system prompt, the tools it may use (as references to
 // out-of-process tool plugins), its subagents and its default model. A spec may extend another
 // one (`extend: ./base.yaml` or `extend: default`); fields the child sets replace the base's,
-// except system_prompt_args, which are merged key by key.
+// except system_prompt_args, which are merged key by key (mcp_servers too is replaced whole).
 //
 // The format mirrors Kimi CLI's agent spec. Differences: tools are `PLUGIN:Tool` references
 // (or mappings with plugin settings) instead of Python `module:Class` paths, unknown keys are
-// errors, `allowed_tools` and `model` exist, and exclude_tools also matches bare tool names.
+// errors, `allowed_tools`, `model` and `mcp_servers` (see MCPServer) exist, and exclude_tools
+// also matches bare tool names.
 //
 // Which tools are loaded: allowed_tools if set, else tools; then exclude_tools removes
 // entries. An exclude_tools entry
@@ -79,6 +80,9 @@ type Spec struct {
 	Subagents map[string]Subagent
 	// Model is the default model alias ("" = not set).
 	Model string
+	// MCPServers are the MCP servers whose tools the agent also gets (`mcp_servers`), in
+	// file order. Never nil.
+	MCPServers []MCPServer
 }
 
 // Subagent is one entry of `subagents`.
@@ -279,6 +283,9 @@ func merge(base, child *file) *file {
 	if child.model.set {
 		m.model = child.model
 	}
+	if child.mcpServers.set {
+		m.mcpServers = child.mcpServers
+	}
 	return &m
 }
 
@@ -306,12 +313,16 @@ func finish(path string, files []string, f *file) (*Spec, error) {
 		Tools:            applyExcludes(refs, f.excludeTools.v),
 		Subagents:        f.subagents.v,
 		Model:            f.model.v,
+		MCPServers:       f.mcpServers.v,
 	}
 	if s.SystemPromptArgs == nil {
 		s.SystemPromptArgs = map[string]string{}
 	}
 	if s.Subagents == nil {
 		s.Subagents = map[string]Subagent{}
+	}
+	if s.MCPServers == nil {
+		s.MCPServers = []MCPServer{}
 	}
 	return s, nil
 }

@@ -400,7 +400,8 @@ func TestLoadMinimal(t *testing.T) {
 				Text: "echo:Echo", Plugin: "echo", Lookup: "echo", Tools: []string{"Echo"},
 				File: filepath.Join(dir, "agent.yaml"), Line: strings.Count(version, "\n") + 4,
 			}},
-			Subagents: map[string]Subagent{},
+			Subagents:  map[string]Subagent{},
+			MCPServers: []MCPServer{},
 		}
 		if !reflect.DeepEqual(s, want) {
 			t.Errorf("%q:\n got %+v\nwant %+v", version, s, want)

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"runtime/debug"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/kosong-host/kosong-host/host/mcpserver"
+)
+
+func newMCPCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the agent's tools over MCP",
+	}
+	cmd.AddCommand(newMCPServeCmd(g))
+	return cmd
+}
+
+func newMCPServeCmd(g *globals) *cobra.Command {
+	var (
+		httpAddr    string
+		allowRemote bool
+		yolo        bool
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the agent's tools (plugins and MCP servers) as an MCP server, over stdio or --http",
+		Long: `Serve the tools of the agent (--agent) as an MCP server: its plugins' tools and
+the tools of its own MCP servers, with their schemas and descriptions.
+
+Over stdio by default (stdout carries the protocol; logs go to stderr), or
+over streamable HTTP at http://ADDR/mcp with --http ADDR. ADDR must be a
+loopback address (127.0.0.1:PORT, localhost:PORT, [::1]:PORT) unless
+--allow-remote is given: the tools may run commands and edit files.
+
+Approvals the tools ask for are asked of the MCP client through elicitation
+when it supports it (approve, approve for session, reject with feedback);
+a client that does not gets them rejected. --yolo approves everything
+without asking. Tool failures and rejections are isError results.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if httpAddr != "" {
+				if err := mcpserver.CheckAddr(httpAddr, allowRemote); err != nil {
+					return exitCode(2, err)
+				}
+			}
+			ctx, cancel := signalContext(cmd.Context())
+			defer cancel()
+			approvals := mcpserver.NewApprovals(yolo)
+			a, done, err := g.loadForTools(ctx, approvals)
+			if err != nil {
+				return err
+			}
+			defer done()
+			srv := mcpserver.New(a.Toolset, approvals, mcpserver.Options{Name: "kosong-host", Version: buildVersion(),
+				Logger: g.logger, Instructions: fmt.Sprintf("The tools of the kosong-host agent %q.", a.Spec.Name)})
+			if httpAddr == "" {
+				g.logger.Info("serving MCP over stdio", "agent", a.Spec.Name, "tools", len(a.Toolset.Names()))
+				if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil {
+					return exitCode(1, fmt.Errorf("mcp serve: %w", err))
+				}
+				return nil
+			}
+			ln, err := net.Listen("tcp", httpAddr)
+			if err != nil {
+				return exitCode(2, err)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "kosong-host: serving the tools of agent %q over MCP at http://%s%s\n", a.Spec.Name, ln.Addr(), mcpserver.Path)
+			if err := srv.ServeHTTP(ctx, ln); err != nil {
+				return exitCode(1, fmt.Errorf("mcp serve: %w", err))
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&httpAddr, "http", "", "serve streamable HTTP on ADDR (e.g. 127.0.0.1:8080) instead of stdio")
+	fl.BoolVar(&allowRemote, "allow-remote", false, "allow a non-loopback --http address")
+	fl.BoolVar(&yolo, "yolo", false, "approve every action without asking")
+	return cmd
+}
+
+// buildVersion is the module version of the binary, "(devel)" in a checkout.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}

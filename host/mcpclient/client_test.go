@@ -1,0 +1,421 @@
+package mcpclient_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/mcpclient"
+	"github.com/kosong-host/kosong-host/host/spec"
+	"github.com/kosong-host/kosong-host/host/testbin"
+	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
+}
+
+// serverBin builds the test MCP server.
+func serverBin(t testing.TB) string {
+	t.Helper()
+	p, err := testbin.Build("host/testdata/mcpserver", "mcpserver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// httpServer starts the test server in HTTP mode and returns its URL.
+func httpServer(t testing.TB) string {
+	t.Helper()
+	cmd := exec.Command(serverBin(t), "-http", "127.0.0.1:0")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("read the server's URL: %v", err)
+	}
+	return strings.TrimSpace(line)
+}
+
+func stdio(t testing.TB, name string, args ...string) spec.MCPServer {
+	return spec.MCPServer{Name: name, Command: serverBin(t), Args: args, Prefix: true}
+}
+
+func testEnv(k string) string {
+	return map[string]string{"PATH": os.Getenv("PATH"), "HOME": "/home/test", "KOSONG_TEST_SECRET": "sk-do-not-leak", "KOSONG_TEST_TOKEN": "tok-123"}[k]
+}
+
+func options(d approval.Decider) mcpclient.Options {
+	return mcpclient.Options{Decider: d, Getenv: testEnv, StartTimeout: 20 * time.Second, RestartBackoff: 10 * time.Millisecond}
+}
+
+// load starts the servers and returns a toolset of their tools.
+func load(t testing.TB, opts mcpclient.Options, cfgs ...spec.MCPServer) (*toolset.Toolset, *mcpclient.Loaded) {
+	t.Helper()
+	l := mcpclient.LoadAll(context.Background(), cfgs, opts)
+	t.Cleanup(l.Close)
+	ts := toolset.New(nil)
+	for _, st := range l.Status {
+		if st.Tool == nil {
+			continue
+		}
+		if err := ts.Add(st.Tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ts, l
+}
+
+func call(ctx context.Context, ts *toolset.Toolset, name, args string) toolset.Result {
+	return ts.Handle(ctx, providers.ToolCall{ID: "call-" + name, Name: name, Arguments: args}).Result()
+}
+
+func TestCalls(t *testing.T) {
+	png := "data:image/png;base64,iVBORw0KGgo="
+	tests := []struct {
+		name, tool, args string
+		kind             toolset.Kind
+		message          string
+		output           []providers.ContentPart
+	}{
+		{"text", "test__echo", `{"text":"hi"}`, toolset.Ok, "", []providers.ContentPart{providers.TextPart("hi")}},
+		{"numbers", "test__add", `{"a":2,"b":40.5}`, toolset.Ok, "", []providers.ContentPart{providers.TextPart("42.5")}},
+		{"isError", "test__fail", `{"message":"boom"}`, toolset.Failed, mcpclient.ErrorMessage, []providers.ContentPart{providers.TextPart("failed: boom")}},
+		{"schema checked by the host", "test__echo", `{"text":1}`, toolset.Failed, "Error validating JSON arguments: at /text: got number, want string", nil},
+		{"every content type", "test__media", `{}`, toolset.Ok, "", []providers.ContentPart{
+			providers.TextPart("some text"),
+			{Type: providers.PartImage, ImageURL: png},
+			providers.TextPart("[audio: audio/wav, 12 bytes; audio is not passed to the model]"),
+			providers.TextPart(`[resource link: file:///tmp/report.txt, name "report", text/plain, 42 bytes: the report]`),
+			providers.TextPart("[embedded resource: mem://notes, text/markdown]\n# Notes"),
+			providers.TextPart("[embedded resource: mem://blob, application/octet-stream, 3 bytes of binary data]"),
+			{Type: providers.PartImage, ImageURL: png},
+		}},
+		{"within the budget", "test__big", `{"chars":99996}`, toolset.Ok, "", []providers.ContentPart{
+			providers.TextPart(strings.Repeat("x", 99996)), providers.TextPart("tail")}},
+		{"over the budget", "test__big", `{"chars":99998}`, toolset.Ok, "Output is truncated to fit in the message.", []providers.ContentPart{
+			providers.TextPart(strings.Repeat("x", 99998)), providers.TextPart("ta" + mcpclient.TruncatedMarker)}},
+	}
+	for _, transport := range []string{"stdio", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			cfg := stdio(t, "test")
+			if transport == "http" {
+				cfg = spec.MCPServer{Name: "test", URL: httpServer(t), Prefix: true}
+			}
+			ts, _ := load(t, options(approval.Yolo{}), cfg)
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					r := call(context.Background(), ts, tt.tool, tt.args)
+					if r.Kind != tt.kind || r.Message != tt.message {
+						t.Fatalf("kind %v message %q, want %v %q (%+v)", r.Kind, r.Message, tt.kind, tt.message, r)
+					}
+					if fmt.Sprint(r.Output) != fmt.Sprint(tt.output) {
+						t.Fatalf("output %.300v\nwant %.300v", r.Output, tt.output)
+					}
+				})
+			}
+		})
+	}
+}
+
+func TestSpecAndSource(t *testing.T) {
+	ts, l := load(t, options(approval.Yolo{}), stdio(t, "test"))
+	tool, ok := ts.Find("test__echo")
+	if !ok {
+		t.Fatalf("tools: %v", ts.Names())
+	}
+	s := tool.Spec()
+	var schema map[string]any
+	if err := json.Unmarshal(s.Parameters, &schema); err != nil || schema["type"] != "object" {
+		t.Fatalf("parameters %s", s.Parameters)
+	}
+	if s.Description != "Echo the text back." || s.Timeout != 0 || s.Source != "mcp server test ("+serverBin(t)+")" {
+		t.Fatalf("spec %+v", s)
+	}
+	if len(l.Servers) != 1 || l.Servers[0].Source() != s.Source || len(l.Servers[0].Offered()) != 10 {
+		t.Fatalf("servers %+v", l.Servers)
+	}
+}
+
+func TestApproval(t *testing.T) {
+	var mu sync.Mutex
+	var asked []approval.Request
+	answer := approval.Decision{Approved: true}
+	d := approval.DeciderFunc(func(_ context.Context, r approval.Request) (approval.Decision, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, r)
+		return answer, nil
+	})
+	ts, _ := load(t, options(d), stdio(t, "test"))
+	if r := call(context.Background(), ts, "test__echo", `{"text":"hi"}`); r.IsError() {
+		t.Fatalf("approved: %+v", r)
+	}
+	req := asked[0]
+	if req.Action != "mcp:test__echo" || req.Description != "Call MCP tool `test__echo`." || req.ToolCallID != "call-test__echo" ||
+		req.ToolName != "test__echo" || len(req.Display) != 1 || string(req.Display[0].Data) != `"test__echo {\"text\":\"hi\"}"` {
+		t.Fatalf("request %+v", req)
+	}
+	for _, fb := range []string{"", "use the other tool"} {
+		answer = approval.Decision{Feedback: fb}
+		r := call(context.Background(), ts, "test__echo", `{"text":"hi"}`)
+		if want := toolset.RejectedResult(fb); r.Kind != toolset.Rejected || r.Message != want.Message || r.Feedback != fb {
+			t.Fatalf("rejected: %+v", r)
+		}
+	}
+	// No decider: rejected.
+	ts, _ = load(t, options(nil), stdio(t, "test"))
+	if r := call(context.Background(), ts, "test__echo", `{"text":"hi"}`); r.Kind != toolset.Rejected {
+		t.Fatalf("no decider: %+v", r)
+	}
+}
+
+func TestNamesAndFilters(t *testing.T) {
+	tests := []struct {
+		name   string
+		cfg    func(*spec.MCPServer)
+		loaded []string
+		failed map[string]string
+	}{
+		{"prefixed", func(*spec.MCPServer) {}, []string{"s__add", "s__big", "s__cancelled", "s__crash", "s__echo", "s__env", "s__fail", "s__media", "s__slow", "s__spawn"}, nil},
+		{"bare names", func(c *spec.MCPServer) { c.Prefix = false; c.EnabledTools = []string{"echo", "add"} }, []string{"add", "echo"}, nil},
+		{"disabled", func(c *spec.MCPServer) {
+			c.DisabledTools = []string{"crash", "spawn", "env", "media", "big", "slow", "cancelled", "fail"}
+		}, []string{"s__add", "s__echo"}, nil},
+		{"enabled minus disabled", func(c *spec.MCPServer) { c.EnabledTools = []string{"echo", "add"}; c.DisabledTools = []string{"add"} }, []string{"s__echo"}, nil},
+		{"enabled tool missing", func(c *spec.MCPServer) { c.EnabledTools = []string{"echo", "nope"} }, []string{"s__echo"},
+			map[string]string{"s__nope": "MCP server s has no tool nope; it offers add, big, cancelled, crash, echo, env, fail, media, slow, spawn"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := stdio(t, "s")
+			tt.cfg(&cfg)
+			ts, l := load(t, options(approval.Yolo{}), cfg)
+			names := ts.Names()
+			slicesSort(names)
+			if fmt.Sprint(names) != fmt.Sprint(tt.loaded) {
+				t.Fatalf("loaded %v, want %v", names, tt.loaded)
+			}
+			failed := map[string]string{}
+			for _, st := range l.Status {
+				if st.Err != nil {
+					failed[st.Name] = st.Err.Error()
+				}
+			}
+			if len(failed) != len(tt.failed) || fmt.Sprint(failed) != fmt.Sprint(tt.failed) {
+				t.Fatalf("failed %v, want %v", failed, tt.failed)
+			}
+		})
+	}
+}
+
+func slicesSort(s []string) {
+	for i := range s {
+		for j := i + 1; j < len(s); j++ {
+			if s[j] < s[i] {
+				s[i], s[j] = s[j], s[i]
+			}
+		}
+	}
+}
+
+// TestStartFailures: servers that cannot start are reported, in parallel
+// with one that starts, and none waits longer than the start timeout.
+func TestStartFailures(t *testing.T) {
+	opts := options(approval.Yolo{})
+	opts.StartTimeout = 3 * time.Second
+	bin := serverBin(t)
+	cfgs := []spec.MCPServer{
+		{Name: "missing", Command: "kosong-no-such-mcp-server", Prefix: true},
+		{Name: "exits", Command: bin, Args: []string{"-exit"}, Prefix: true},
+		{Name: "hangs", Command: bin, Args: []string{"-hang"}, Prefix: true},
+		{Name: "nohttp", URL: "http://127.0.0.1:1/mcp", Prefix: true},
+		stdio(t, "good"),
+	}
+	start := time.Now()
+	ts, l := load(t, opts, cfgs...)
+	if d := time.Since(start); d > 15*time.Second {
+		t.Fatalf("loading took %s", d)
+	}
+	want := map[string]string{
+		"missing": `MCP server missing: start kosong-no-such-mcp-server: executable file not found in $PATH`,
+		"exits":   `MCP server exits: ` + bin + ` failed the MCP handshake: `,
+		"hangs":   `MCP server hangs: no answer to the MCP handshake within 3s; its last stderr lines: mcpserver: hanging (-hang)`,
+		"nohttp":  `MCP server nohttp: connect to http://127.0.0.1:1/mcp: `,
+	}
+	for _, st := range l.Status {
+		if st.Err == nil {
+			continue
+		}
+		w, ok := want[st.Server]
+		if !ok || st.Name != "" || !strings.HasPrefix(st.Err.Error(), w) {
+			t.Errorf("%s: %v, want %q", st.Server, st.Err, w)
+		}
+		if st.Server == "exits" && !strings.HasSuffix(st.Err.Error(), "its last stderr lines: mcpserver: refusing to start (-exit)") {
+			t.Errorf("exits: %v", st.Err)
+		}
+		delete(want, st.Server)
+	}
+	if len(want) > 0 {
+		t.Errorf("not reported: %v", want)
+	}
+	if r := call(context.Background(), ts, "good__echo", `{"text":"ok"}`); r.OutputText() != "ok" {
+		t.Fatalf("good server: %+v", r)
+	}
+}
+
+func TestProgressResetsTimeout(t *testing.T) {
+	cfg := stdio(t, "test")
+	cfg.Timeout = 2 * time.Second
+	var got []mcpclient.Progress
+	var mu sync.Mutex
+	opts := options(approval.Yolo{})
+	opts.OnProgress = func(p mcpclient.Progress) { mu.Lock(); got = append(got, p); mu.Unlock() }
+	ts, _ := load(t, opts, cfg)
+	// 8 steps of 500ms: 4s in all, never 2s without progress.
+	r := call(context.Background(), ts, "test__slow", `{"steps":8,"interval_ms":500}`)
+	if r.IsError() || r.OutputText() != "done after 8 steps" {
+		t.Fatalf("slow: %+v", r)
+	}
+	// The last notification may come after the result (then it is dropped).
+	mu.Lock()
+	n := len(got)
+	if n < 8 || n > 9 || got[7] != (mcpclient.Progress{Server: "test", Tool: "test__slow", ToolCallID: "call-test__slow", Progress: 7, Total: 8, Message: "step 7 of 8"}) {
+		t.Fatalf("progress %+v", got)
+	}
+	for i, p := range got {
+		if p.Progress != float64(i) {
+			t.Fatalf("progress %+v", got)
+		}
+	}
+	mu.Unlock()
+	// The context's callback wins over Options.OnProgress.
+	var own atomic.Int32
+	ctx := mcpclient.WithProgress(context.Background(), func(mcpclient.Progress) { own.Add(1) })
+	if r := call(ctx, ts, "test__slow", `{"steps":1,"interval_ms":100}`); r.IsError() || own.Load() < 1 {
+		t.Fatalf("own callback: %+v, %d calls", r, own.Load())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != n {
+		t.Fatalf("Options.OnProgress called for a call with its own callback: %+v", got[n:])
+	}
+}
+
+func TestTimeoutCancelsOnTheServer(t *testing.T) {
+	cfg := stdio(t, "test")
+	cfg.Timeout = time.Second
+	ts, _ := load(t, options(approval.Yolo{}), cfg)
+	start := time.Now()
+	r := call(context.Background(), ts, "test__slow", `{"steps":1,"interval_ms":60000}`)
+	if r.Kind != toolset.Failed || r.Message != "MCP tool test__slow timed out after 1s without progress" || r.Brief != "Timed out" {
+		t.Fatalf("slow: %+v", r)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("timed out after %s", d)
+	}
+	assertCancelled(t, ts)
+}
+
+// assertCancelled waits until the server saw a call of slow cancelled.
+func assertCancelled(t *testing.T, ts *toolset.Toolset) {
+	t.Helper()
+	if r := call(context.Background(), ts, "test__cancelled", `{}`); r.OutputText() != "slow was cancelled" {
+		t.Fatalf("cancelled: %+v", r)
+	}
+}
+
+func TestCancellation(t *testing.T) {
+	ts, _ := load(t, options(approval.Yolo{}), stdio(t, "test"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Cancel once the server has started the call (its first progress).
+	ctx = mcpclient.WithProgress(ctx, func(mcpclient.Progress) { cancel() })
+	r := call(ctx, ts, "test__slow", `{"steps":1,"interval_ms":60000}`)
+	if r.Kind != toolset.Failed || !r.Runtime || r.Message != "Error running tool: the call was cancelled: context canceled" {
+		t.Fatalf("slow: %+v", r)
+	}
+	assertCancelled(t, ts)
+}
+
+func TestCrashRestart(t *testing.T) {
+	for _, transport := range []string{"stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			ts, _ := load(t, options(approval.Yolo{}), stdio(t, "test"))
+			crashed := "Error running tool: MCP server test stopped during the call: the server exited (exit status 3); its last stderr lines: mcpserver: crashing on purpose"
+			for i := 0; i <= mcpclient.MaxRestarts; i++ {
+				if r := call(context.Background(), ts, "test__crash", `{}`); r.Kind != toolset.Failed || !r.Runtime || r.Message != crashed {
+					t.Fatalf("crash %d: %+v", i, r)
+				}
+				r := call(context.Background(), ts, "test__echo", `{"text":"back"}`)
+				if i < mcpclient.MaxRestarts {
+					if r.IsError() || r.OutputText() != "back" {
+						t.Fatalf("after crash %d: %+v", i, r)
+					}
+					continue
+				}
+				want := "Error running tool: MCP server test is down: the server exited (exit status 3); its last stderr lines: mcpserver: crashing on purpose"
+				if r.Message != want {
+					t.Fatalf("after crash %d: %q, want %q", i, r.Message, want)
+				}
+			}
+		})
+	}
+}
+
+func TestEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	cfg := stdio(t, "test")
+	cfg.Env = map[string]string{"TOKEN": "${KOSONG_TEST_TOKEN}", "HOME": "/elsewhere", "PLAIN": "a$b"}
+	cfg.Cwd = dir
+	ts, _ := load(t, options(approval.Yolo{}), cfg)
+	r := call(context.Background(), ts, "test__env", `{"names":[]}`)
+	lines := strings.Split(strings.TrimSpace(r.OutputText()), "\n")
+	wd, _ := filepath.EvalSymlinks(dir)
+	want := []string{"cwd=" + wd, "PATH=" + os.Getenv("PATH"), "HOME=/elsewhere", "PLAIN=a$b", "TOKEN=tok-123"}
+	if fmt.Sprint(lines) != fmt.Sprint(want) {
+		t.Fatalf("environment %q\nwant %q", lines, want)
+	}
+}
+
+func TestCloseBeforeCall(t *testing.T) {
+	ts, l := load(t, options(approval.Yolo{}), stdio(t, "test"))
+	l.Close()
+	r := call(context.Background(), ts, "test__echo", `{"text":"x"}`)
+	if r.Message != "Error running tool: MCP server test is closed" {
+		t.Fatalf("after close: %+v", r)
+	}
+}
+
+var errBoom = errors.New("boom")
+
+func TestDeciderError(t *testing.T) {
+	d := approval.DeciderFunc(func(context.Context, approval.Request) (approval.Decision, error) {
+		return approval.Decision{}, errBoom
+	})
+	ts, _ := load(t, options(d), stdio(t, "test"))
+	if r := call(context.Background(), ts, "test__echo", `{"text":"x"}`); r.Message != "Error running tool: approval: boom" {
+		t.Fatalf("decider error: %+v", r)
+	}
+}

@@ -1,0 +1,60 @@
+package mcpclient_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/spec"
+)
+
+// TestHTTPHeadersAndLostSession: headers (with ${NAME} expanded) go with
+// every request, and a call to a server that forgot the session (it
+// restarted) runs on a new session.
+func TestHTTPHeadersAndLostSession(t *testing.T) {
+	newHandler := func() http.Handler {
+		s := mcp.NewServer(&mcp.Implementation{Name: "inproc", Version: "1"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
+			Text string `json:"text"`
+		}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
+		})
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	}
+	var cur atomic.Value
+	cur.Store(newHandler())
+	var mu sync.Mutex
+	auth := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth[r.Header.Get("Authorization")+"|"+r.Header.Get("X-Plain")]++
+		mu.Unlock()
+		cur.Load().(http.Handler).ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+
+	cfg := spec.MCPServer{Name: "web", URL: srv.URL + "/mcp?key=secret", Prefix: true,
+		Headers: map[string]string{"Authorization": "Bearer ${KOSONG_TEST_TOKEN}", "X-Plain": "p"}}
+	ts, l := load(t, options(approval.Yolo{}), cfg)
+	if src := l.Servers[0].Source(); src != "mcp server web ("+srv.URL+"/mcp)" {
+		t.Fatalf("source %q", src)
+	}
+	if r := call(context.Background(), ts, "web__echo", `{"text":"one"}`); r.OutputText() != "one" {
+		t.Fatalf("first call: %+v", r)
+	}
+	cur.Store(newHandler()) // the server restarts: its sessions are gone
+	if r := call(context.Background(), ts, "web__echo", `{"text":"two"}`); r.IsError() || r.OutputText() != "two" {
+		t.Fatalf("after the server restarted: %+v", r)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(auth) != 1 || auth["Bearer tok-123|p"] == 0 {
+		t.Fatalf("headers seen: %v", auth)
+	}
+}

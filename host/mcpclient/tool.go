@@ -1,0 +1,154 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/toolset"
+)
+
+// Tool is a tool of an MCP server, as the toolset runs it.
+type Tool struct {
+	srv    *Server
+	name   string // in the toolset
+	remote string // on the server
+	spec   toolset.Spec
+}
+
+func newTool(s *Server, t *mcp.Tool) *Tool {
+	params, err := json.Marshal(t.InputSchema)
+	if err != nil || t.InputSchema == nil || string(params) == "null" {
+		params = []byte(`{"type":"object"}`)
+	}
+	name := s.cfg.ToolName(t.Name)
+	return &Tool{srv: s, name: name, remote: t.Name, spec: toolset.Spec{
+		Name: name, Description: t.Description, Parameters: params, Source: s.source,
+		// Timeout stays 0: the call's own timeout is reset by progress.
+	}}
+}
+
+// Spec describes the tool. Its Timeout is 0: the tool times out by itself,
+// after the server's timeout without progress.
+func (t *Tool) Spec() toolset.Spec { return t.spec }
+
+// Server is the tool's server.
+func (t *Tool) Server() *Server { return t.srv }
+
+// RemoteName is the tool's name on its server.
+func (t *Tool) RemoteName() string { return t.remote }
+
+// errIdle cancels a call that went a whole timeout without progress.
+var errIdle = errors.New("no progress within the timeout")
+
+// Call asks approval, then calls the tool on its server (restarting the
+// server if it stopped).
+func (t *Tool) Call(ctx context.Context, id string, args json.RawMessage) toolset.Result {
+	if err := t.srv.checkDown(); err != nil {
+		return toolset.RuntimeError(err)
+	}
+	if r, ok := t.approve(ctx, id, args); !ok {
+		return r
+	}
+	c, err := t.srv.acquire(ctx)
+	if err != nil {
+		return toolset.RuntimeError(err)
+	}
+	r, lost := t.call(ctx, c, id, args)
+	if lost {
+		// The HTTP server forgot the session (it restarted): the call never
+		// ran, so it runs again on a new session.
+		if c, err = t.srv.acquire(ctx); err != nil {
+			return toolset.RuntimeError(err)
+		}
+		r, _ = t.call(ctx, c, id, args)
+	}
+	return r
+}
+
+func (t *Tool) approve(ctx context.Context, id string, args json.RawMessage) (toolset.Result, bool) {
+	d := t.srv.opts.Decider
+	if d == nil {
+		return toolset.RejectedResult(""), false
+	}
+	brief := t.name + " " + string(args)
+	if r := []rune(brief); len(r) > 300 {
+		brief = string(r[:300]) + "…"
+	}
+	data, _ := json.Marshal(brief)
+	dec, err := d.Decide(ctx, approval.Request{
+		ToolCallID: id, ToolName: t.name,
+		Action:      "mcp:" + t.name,
+		Description: fmt.Sprintf("Call MCP tool `%s`.", t.name),
+		Display:     []approval.Display{{Kind: "brief", Data: data}},
+	})
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return toolset.RuntimeError(fmt.Errorf("the call was cancelled: %w", context.Cause(ctx))), false
+	case err != nil:
+		return toolset.RuntimeError(fmt.Errorf("approval: %w", err)), false
+	case !dec.Approved:
+		return toolset.RejectedResult(dec.Feedback), false
+	}
+	return toolset.Result{}, true
+}
+
+// call runs the call on c. lost reports a session the HTTP server no longer
+// knows, before the call ran.
+func (t *Tool) call(ctx context.Context, c *conn, id string, args json.RawMessage) (r toolset.Result, lost bool) {
+	s := t.srv
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	notify, _ := ctx.Value(progressKey{}).(func(Progress))
+	if notify == nil {
+		notify = s.opts.OnProgress
+	}
+	st := &callState{tool: t, id: id, progress: make(chan struct{}, 1), notify: notify}
+	token := fmt.Sprintf("kosong-%d", s.tokens.Add(1))
+	s.calls.Store(token, st)
+	defer s.calls.Delete(token)
+	go func() {
+		timer := time.NewTimer(s.timeout)
+		defer timer.Stop()
+		for {
+			select {
+			case <-st.progress:
+				timer.Reset(s.timeout)
+			case <-timer.C:
+				cancel(errIdle)
+				return
+			case <-cctx.Done():
+				return
+			}
+		}
+	}()
+
+	params := &mcp.CallToolParams{Name: t.remote, Arguments: args}
+	params.SetProgressToken(token)
+	res, err := c.cs.CallTool(cctx, params)
+	switch {
+	case err == nil:
+		return convert(res), false
+	case ctx.Err() != nil:
+		return toolset.RuntimeError(fmt.Errorf("the call was cancelled: %w", context.Cause(ctx))), false
+	case errors.Is(context.Cause(cctx), errIdle):
+		msg := fmt.Sprintf("MCP tool %s timed out after %s without progress", t.name, s.timeout)
+		return toolset.Result{Kind: toolset.Failed, Message: msg, Brief: "Timed out"}, false
+	}
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		// The server answered with an error: it is still there.
+		return toolset.RuntimeError(fmt.Errorf("MCP server %s: %s", s.cfg.Name, rpcErr.Message)), false
+	}
+	reason := s.fail(c, err)
+	if errors.Is(err, mcp.ErrSessionMissing) {
+		return toolset.Result{}, true
+	}
+	return toolset.RuntimeError(fmt.Errorf("MCP server %s stopped during the call: %s", s.cfg.Name, reason)), false
+}

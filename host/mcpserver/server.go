@@ -1,0 +1,230 @@
+// Package mcpserver serves an agent's toolset (plugin and MCP tools alike)
+// as an MCP server, over stdio or streamable HTTP, with the official go-sdk.
+//
+// Tools keep the names, descriptions and parameter schemas they have in the
+// toolset; the toolset validates the arguments and runs the call as the
+// agent loop would. Results become MCP content; failures and rejections are
+// isError results. Approvals the tools ask for are asked of the MCP client
+// through elicitation when it supports it (see Approvals).
+//
+// The server speaks the MCP protocol versions up to 2025-11-25: elicitation
+// during a tools/call is a plain server-to-client request there, while
+// 2026-07-28 would require multi round-trip results (a tool would have to be
+// re-run from the start after each answer). Newer clients negotiate down.
+package mcpserver
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kosong-host/kosong-host/host/mcpclient"
+	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+// Options describe the server.
+type Options struct {
+	// Name and Version are the server's implementation info.
+	Name    string
+	Version string
+	// Instructions are sent to clients at initialization.
+	Instructions string
+	Logger       hclog.Logger
+}
+
+// Server serves a toolset over MCP.
+type Server struct {
+	ts        *toolset.Toolset
+	approvals *Approvals
+	mcp       *mcp.Server
+	logger    hclog.Logger
+	seq       atomic.Int64
+}
+
+// legacyVersions are the protocol versions served: those before 2026-07-28.
+func legacyVersions() []string {
+	var out []string
+	for _, v := range mcp.SupportedProtocolVersions() {
+		if v < "2026-07-28" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// New returns a server of the toolset's tools. approvals must be the
+// Decider the toolset's tools were loaded with (nil: every approval is
+// rejected by the tools themselves).
+func New(ts *toolset.Toolset, approvals *Approvals, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
+	if opts.Name == "" {
+		opts.Name = "kosong-host"
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	s := &Server{ts: ts, approvals: approvals, logger: opts.Logger}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
+		Instructions:              opts.Instructions,
+		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		SupportedProtocolVersions: legacyVersions(),
+	})
+	for _, name := range ts.Names() {
+		t, _ := ts.Find(name)
+		spec := t.Spec()
+		schema, err := objectSchema(spec.Parameters)
+		if err != nil {
+			s.logger.Warn("not served over MCP", "tool", name, "error", err)
+			continue
+		}
+		s.mcp.AddTool(&mcp.Tool{Name: name, Description: spec.Description, InputSchema: schema}, s.handler(name))
+	}
+	return s
+}
+
+// objectSchema returns the tool's parameters schema as MCP wants it: a JSON
+// object of type "object" (a schema without a type gets it).
+func objectSchema(raw json.RawMessage) (json.RawMessage, error) {
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("the parameters schema is not a JSON object")
+	}
+	switch m["type"] {
+	case "object":
+		return raw, nil
+	case nil:
+		m["type"] = "object"
+		return json.Marshal(m)
+	}
+	return nil, fmt.Errorf("the parameters schema is of type %v, not object", m["type"])
+}
+
+// MCP is the underlying go-sdk server.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Run serves one client over the transport until it disconnects or ctx is
+// done (mcp.StdioTransport for stdio).
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	err := s.mcp.Run(ctx, t)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// Handler serves streamable HTTP (any number of clients), with the go-sdk's
+// DNS rebinding protection and cross-origin protection.
+func (s *Server) Handler() http.Handler {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, nil)
+	return http.NewCrossOriginProtection().Handler(h)
+}
+
+// Path is where ServeHTTP serves the MCP endpoint.
+const Path = "/mcp"
+
+// ServeHTTP serves streamable HTTP at Path on ln until ctx is done.
+func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener) error {
+	mux := http.NewServeMux()
+	mux.Handle(Path, s.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	err := srv.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		<-stopped
+		return nil
+	}
+	return err
+}
+
+// CheckAddr refuses an HTTP listen address that is not loopback (an empty
+// host listens on every interface) unless allowRemote.
+func CheckAddr(addr string, allowRemote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("invalid --http address %q: %v", addr, err)
+	}
+	if allowRemote || host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("--http %s is not a loopback address: serving the agent's tools to other machines needs --allow-remote", addr)
+}
+
+func (s *Server) handler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		id := fmt.Sprintf("mcp-%d", s.seq.Add(1))
+		if s.approvals != nil {
+			s.approvals.begin(ctx, id, req.Session)
+			defer s.approvals.end(id)
+		}
+		if token := req.Params.GetProgressToken(); token != nil {
+			// Progress of an MCP tool goes on to our client.
+			ctx = mcpclient.WithProgress(ctx, func(p mcpclient.Progress) {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: p.Message})
+			})
+		}
+		args := string(req.Params.Arguments)
+		start := time.Now()
+		r := s.ts.Handle(ctx, providers.ToolCall{ID: id, Name: name, Arguments: args}).Result()
+		s.logger.Debug("MCP tool call", "tool", name, "id", id, "duration", time.Since(start), "error", r.IsError())
+		return Result(r), nil
+	}
+}
+
+// Result maps a toolset result to an MCP result: the message (if any) as
+// the first text, then the output; failures and rejections are isError.
+func Result(r toolset.Result) *mcp.CallToolResult {
+	content := []mcp.Content{}
+	if r.Message != "" {
+		msg := r.Message
+		if r.Runtime {
+			msg += " This is an unexpected error and the tool is probably not working."
+		}
+		content = append(content, &mcp.TextContent{Text: msg})
+	}
+	for _, p := range r.Output {
+		switch {
+		case p.Type == providers.PartImage:
+			content = append(content, imageContent(p.ImageURL))
+		case p.Text != "":
+			content = append(content, &mcp.TextContent{Text: p.Text})
+		}
+	}
+	return &mcp.CallToolResult{Content: content, IsError: r.IsError()}
+}
+
+// imageContent is an image part: a data: URL as image data, another URL as
+// a resource link.
+func imageContent(url string) mcp.Content {
+	if rest, ok := strings.CutPrefix(url, "data:"); ok {
+		if meta, data, ok := strings.Cut(rest, ","); ok && strings.HasSuffix(meta, ";base64") {
+			if b, err := base64.StdEncoding.DecodeString(data); err == nil {
+				return &mcp.ImageContent{MIMEType: strings.TrimSuffix(meta, ";base64"), Data: b}
+			}
+		}
+	}
+	return &mcp.ResourceLink{URI: url, Name: "image"}
+}

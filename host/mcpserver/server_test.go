@@ -1,0 +1,341 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/mcpclient"
+	"github.com/kosong-host/kosong-host/host/mcpserver"
+	"github.com/kosong-host/kosong-host/host/spec"
+	"github.com/kosong-host/kosong-host/host/testbin"
+	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
+}
+
+type fakeTool struct {
+	spec toolset.Spec
+	call func(ctx context.Context, id string, args json.RawMessage) toolset.Result
+}
+
+func (f fakeTool) Spec() toolset.Spec { return f.spec }
+func (f fakeTool) Call(ctx context.Context, id string, args json.RawMessage) toolset.Result {
+	return f.call(ctx, id, args)
+}
+
+const echoSchema = `{"type":"object","properties":{"text":{"type":"string","description":"The text."}},"required":["text"],"additionalProperties":false}`
+
+// tools are a toolset like a plugin's: Echo, Danger (asks approval as
+// Shell does), Fail, Picture, and two whose schemas need care.
+func tools(t *testing.T, d approval.Decider) *toolset.Toolset {
+	ts := toolset.New(nil)
+	add := func(name, schema string, call func(ctx context.Context, id string, args json.RawMessage) toolset.Result) {
+		if err := ts.Add(fakeTool{spec: toolset.Spec{Name: name, Description: name + " does things.", Parameters: json.RawMessage(schema)}, call: call}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("Echo", echoSchema, func(_ context.Context, _ string, args json.RawMessage) toolset.Result {
+		var in struct{ Text string }
+		_ = json.Unmarshal(args, &in)
+		return toolset.Result{Output: []providers.ContentPart{providers.TextPart(in.Text)}}
+	})
+	add("Danger", `{"type":"object"}`, func(ctx context.Context, id string, _ json.RawMessage) toolset.Result {
+		dec, err := d.Decide(ctx, approval.Request{ToolCallID: id, ToolName: "Danger", Action: "run command", Description: "Run command `rm -rf /tmp/x`"})
+		if err != nil {
+			return toolset.RuntimeError(err)
+		}
+		if !dec.Approved {
+			return toolset.RejectedResult(dec.Feedback)
+		}
+		return toolset.Result{Message: "Command executed successfully.", Output: []providers.ContentPart{providers.TextPart("removed")}}
+	})
+	add("Fail", `{"type":"object"}`, func(context.Context, string, json.RawMessage) toolset.Result {
+		return toolset.Result{Kind: toolset.Failed, Message: "Command failed with exit code 2", Output: []providers.ContentPart{providers.TextPart("ls: x: No such file")}}
+	})
+	add("Picture", `{"type":"object"}`, func(context.Context, string, json.RawMessage) toolset.Result {
+		return toolset.Result{Output: []providers.ContentPart{{Type: providers.PartImage, ImageURL: "data:image/png;base64,iVBORw0KGgo="},
+			{Type: providers.PartImage, ImageURL: "https://example.com/x.png"}}}
+	})
+	add("Untyped", `{"properties":{"n":{"type":"integer"}}}`, func(context.Context, string, json.RawMessage) toolset.Result { return toolset.Result{} })
+	add("Stringy", `{"type":"string"}`, func(context.Context, string, json.RawMessage) toolset.Result { return toolset.Result{} })
+	return ts
+}
+
+// connect serves ts in memory and connects a go-sdk client to it.
+func connect(t *testing.T, ts *toolset.Toolset, a *mcpserver.Approvals, copts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	srv := mcpserver.New(ts, a, mcpserver.Options{Version: "test"})
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, copts).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	return res
+}
+
+func texts(res *mcp.CallToolResult) string {
+	var out []string
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			out = append(out, c.Text)
+		case *mcp.ImageContent:
+			out = append(out, "image "+c.MIMEType+" "+string(c.Data[:4]))
+		case *mcp.ResourceLink:
+			out = append(out, "link "+c.URI)
+		}
+	}
+	return strings.Join(out, "|")
+}
+
+func TestListTools(t *testing.T) {
+	cs := connect(t, tools(t, approval.Yolo{}), mcpserver.NewApprovals(true), nil)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*mcp.Tool{}
+	for _, tl := range res.Tools {
+		got[tl.Name] = tl
+	}
+	if len(got) != 5 || got["Stringy"] != nil {
+		t.Fatalf("tools %v", got)
+	}
+	schema, _ := json.Marshal(got["Echo"].InputSchema)
+	if got["Echo"].Description != "Echo does things." || !jsonEqual(schema, []byte(echoSchema)) {
+		t.Fatalf("Echo: %q %s", got["Echo"].Description, schema)
+	}
+	schema, _ = json.Marshal(got["Untyped"].InputSchema)
+	if !jsonEqual(schema, []byte(`{"type":"object","properties":{"n":{"type":"integer"}}}`)) {
+		t.Fatalf("Untyped: %s", schema)
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+		t.Fatalf("protocol %s", v)
+	}
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	_ = json.Unmarshal(a, &x)
+	_ = json.Unmarshal(b, &y)
+	xs, _ := json.Marshal(x)
+	ys, _ := json.Marshal(y)
+	return string(xs) == string(ys)
+}
+
+func TestResults(t *testing.T) {
+	cs := connect(t, tools(t, approval.Yolo{}), mcpserver.NewApprovals(true), nil)
+	tests := []struct {
+		tool    string
+		args    any
+		isError bool
+		want    string
+	}{
+		{"Echo", map[string]any{"text": "hi"}, false, "hi"},
+		{"Danger", nil, false, "Command executed successfully.|removed"},
+		{"Fail", nil, true, "Command failed with exit code 2|ls: x: No such file"},
+		{"Echo", map[string]any{"text": 1}, true, "Error validating JSON arguments: at /text: got number, want string"},
+		{"Picture", nil, false, "image image/png \x89PNG|link https://example.com/x.png"},
+		{"Untyped", nil, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			res := callTool(t, cs, tt.tool, tt.args)
+			if res.IsError != tt.isError || texts(res) != tt.want {
+				t.Fatalf("isError %v content %q, want %v %q", res.IsError, texts(res), tt.isError, tt.want)
+			}
+		})
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "Stringy"}); err == nil {
+		t.Fatal("a tool not served was called")
+	}
+}
+
+const rejected = "The tool call is rejected by the user. Stop what you are doing and wait for the user to tell you how to proceed."
+
+func TestApprovals(t *testing.T) {
+	type answer struct {
+		action  string
+		content map[string]any
+	}
+	tests := []struct {
+		name    string
+		yolo    bool
+		elicit  bool
+		answers []answer // one per call
+		want    []string // content of each call; "" = approved
+		asked   int
+	}{
+		{"no elicitation: rejected", false, false, []answer{{}}, []string{rejected}, 0},
+		{"no elicitation, yolo", true, false, []answer{{}}, []string{""}, 0},
+		{"yolo does not ask", true, true, []answer{{}}, []string{""}, 0},
+		{"approve", false, true, []answer{{"accept", map[string]any{"decision": "approve"}}, {"accept", map[string]any{"decision": "reject"}}},
+			[]string{"", rejected}, 2},
+		{"reject with feedback", false, true, []answer{{"accept", map[string]any{"decision": "reject", "feedback": " use trash "}}},
+			[]string{"The tool call is rejected by the user. User feedback: use trash"}, 1},
+		{"decline", false, true, []answer{{"decline", nil}}, []string{rejected}, 1},
+		{"cancel", false, true, []answer{{"cancel", nil}}, []string{rejected}, 1},
+		{"approve for session", false, true, []answer{{"accept", map[string]any{"decision": "approve for session"}}, {}, {}},
+			[]string{"", "", ""}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := mcpserver.NewApprovals(tt.yolo)
+			var asked atomic.Int32
+			var msg atomic.Value
+			var copts *mcp.ClientOptions
+			if tt.elicit {
+				copts = &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					n := asked.Add(1)
+					msg.Store(req.Params.Message)
+					ans := tt.answers[n-1]
+					return &mcp.ElicitResult{Action: ans.action, Content: ans.content}, nil
+				}}
+			}
+			cs := connect(t, tools(t, a), a, copts)
+			for i, want := range tt.want {
+				res := callTool(t, cs, "Danger", nil)
+				if want == "" {
+					if res.IsError || texts(res) != "Command executed successfully.|removed" {
+						t.Fatalf("call %d: %+v %q", i, res.IsError, texts(res))
+					}
+				} else if !res.IsError || texts(res) != want {
+					t.Fatalf("call %d: %v %q, want %q", i, res.IsError, texts(res), want)
+				}
+			}
+			if int(asked.Load()) != tt.asked {
+				t.Fatalf("asked %d times, want %d", asked.Load(), tt.asked)
+			}
+			if tt.asked > 0 && msg.Load() != "Danger wants approval to run command.\nRun command `rm -rf /tmp/x`" {
+				t.Fatalf("message %q", msg.Load())
+			}
+		})
+	}
+}
+
+func TestApprovalWithoutCall(t *testing.T) {
+	_, err := mcpserver.NewApprovals(false).Decide(context.Background(), approval.Request{ToolCallID: "nope"})
+	if err == nil || !strings.Contains(err.Error(), `no MCP tool call in progress (tool call id "nope")`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestCheckAddr(t *testing.T) {
+	tests := []struct {
+		addr   string
+		remote bool
+		ok     bool
+	}{
+		{"127.0.0.1:8080", false, true},
+		{"[::1]:0", false, true},
+		{"localhost:9000", false, true},
+		{"127.1.2.3:0", false, true},
+		{":8080", false, false},
+		{"0.0.0.0:8080", false, false},
+		{"192.168.1.5:80", false, false},
+		{"0.0.0.0:8080", true, true},
+		{"nonsense", true, false},
+	}
+	for _, tt := range tests {
+		err := mcpserver.CheckAddr(tt.addr, tt.remote)
+		if (err == nil) != tt.ok {
+			t.Errorf("%s (remote %v): %v", tt.addr, tt.remote, err)
+		}
+	}
+	if err := mcpserver.CheckAddr(":8080", false); err.Error() != "--http :8080 is not a loopback address: serving the agent's tools to other machines needs --allow-remote" {
+		t.Errorf("message: %v", err)
+	}
+}
+
+// TestHTTPAndProgress serves the tools of the test MCP server (an MCP
+// toolset inside ours) over streamable HTTP: progress goes on to the client.
+func TestHTTPAndProgress(t *testing.T) {
+	bin, err := testbin.Build("host/testdata/mcpserver", "mcpserver")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := mcpclient.LoadAll(context.Background(), []spec.MCPServer{{Name: "inner", Command: bin, Prefix: true, EnabledTools: []string{"slow", "echo"}}},
+		mcpclient.Options{Decider: approval.Yolo{}})
+	t.Cleanup(l.Close)
+	ts := toolset.New(nil)
+	for _, st := range l.Status {
+		if err := ts.Add(st.Tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := mcpserver.New(ts, mcpserver.NewApprovals(false), mcpserver.Options{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.ServeHTTP(ctx, ln) }()
+	defer func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Error(err)
+		}
+	}()
+
+	var mu sync.Mutex
+	var progress []float64
+	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			progress = append(progress, req.Params.Progress)
+			mu.Unlock()
+		}})
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + mcpserver.Path}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if res := callTool(t, cs, "inner__echo", map[string]any{"text": "over http"}); res.IsError || texts(res) != "over http" {
+		t.Fatalf("echo: %+v", res)
+	}
+	params := &mcp.CallToolParams{Name: "inner__slow", Arguments: map[string]any{"steps": 3, "interval_ms": 200}}
+	params.SetProgressToken("p1")
+	cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+	defer ccancel()
+	res, err := cs.CallTool(cctx, params)
+	if err != nil || res.IsError || texts(res) != "done after 3 steps" {
+		t.Fatalf("slow: %v %+v", err, res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(progress) < 3 || progress[0] != 0 || progress[2] != 2 {
+		t.Fatalf("progress %v", progress)
+	}
+}

@@ -1,0 +1,195 @@
+// Command mcpserver is the MCP server of the tests, built with the official
+// go-sdk: over stdio by default, over streamable HTTP with -http ADDR (it
+// then prints its URL on stdout).
+//
+// Tools: echo, add, slow (progress notifications; cancellable), fail
+// (isError), crash (exits the process), cancelled (waits until a call of
+// slow was cancelled), env (environment and working directory), media
+// (every content type), big (long text), spawn (starts a child process).
+//
+// -hang never answers; -exit exits at once with a message on stderr.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func main() {
+	httpAddr := flag.String("http", "", "serve streamable HTTP on this address (print the URL on stdout)")
+	hang := flag.Bool("hang", false, "never answer")
+	exit := flag.Bool("exit", false, "exit at once")
+	flag.Parse()
+	switch {
+	case *exit:
+		fmt.Fprintln(os.Stderr, "mcpserver: refusing to start (-exit)")
+		os.Exit(1)
+	case *hang:
+		fmt.Fprintln(os.Stderr, "mcpserver: hanging (-hang)")
+		select {}
+	}
+
+	server := newServer()
+	if *httpAddr == "" {
+		if err := server.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
+	ln, err := net.Listen("tcp", *httpAddr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("http://%s/mcp\n", ln.Addr())
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	log.Fatal(http.Serve(ln, mux))
+}
+
+// cancellation is closed when a call of slow is cancelled.
+var (
+	cancellation = make(chan struct{})
+	cancelOnce   sync.Once
+)
+
+type echoIn struct {
+	Text string `json:"text"`
+}
+
+type addIn struct {
+	A float64 `json:"a"`
+	B float64 `json:"b"`
+}
+
+type slowIn struct {
+	Steps      int `json:"steps"`
+	IntervalMS int `json:"interval_ms"`
+}
+
+type failIn struct {
+	Message string `json:"message,omitempty"`
+}
+
+type envIn struct {
+	Names []string `json:"names"`
+}
+
+type bigIn struct {
+	Chars int `json:"chars"`
+}
+
+type none struct{}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// A 1x1 PNG.
+var png = []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}
+
+func newServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "mcpserver", Version: "1.0.0"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text back."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return text(in.Text), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Add two numbers."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, any, error) {
+			return text(fmt.Sprint(in.A + in.B)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Take steps x interval_ms, notifying progress at the start and after each step."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
+			token := req.Params.GetProgressToken()
+			notify := func(i int) {
+				if token != nil {
+					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+						ProgressToken: token, Progress: float64(i), Total: float64(in.Steps), Message: fmt.Sprintf("step %d of %d", i, in.Steps)})
+				}
+			}
+			notify(0)
+			for i := 1; i <= in.Steps; i++ {
+				select {
+				case <-ctx.Done():
+					fmt.Fprintln(os.Stderr, "mcpserver: slow was cancelled")
+					cancelOnce.Do(func() { close(cancellation) })
+					return nil, nil, ctx.Err()
+				case <-time.After(time.Duration(in.IntervalMS) * time.Millisecond):
+				}
+				notify(i)
+			}
+			return text(fmt.Sprintf("done after %d steps", in.Steps)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "cancelled", Description: "Wait until a call of slow was cancelled."},
+		func(ctx context.Context, _ *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			select {
+			case <-cancellation:
+				return text("slow was cancelled"), nil, nil
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Fail with an isError result."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in failIn) (*mcp.CallToolResult, any, error) {
+			r := text("failed: " + in.Message)
+			r.IsError = true
+			return r, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exit the server process."},
+		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+			fmt.Fprintln(os.Stderr, "mcpserver: crashing on purpose")
+			os.Exit(3)
+			return nil, nil, errors.New("unreachable")
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Report environment variables and the working directory."},
+		func(context.Context, *mcp.CallToolRequest, envIn) (*mcp.CallToolResult, any, error) {
+			var b strings.Builder
+			wd, _ := os.Getwd()
+			fmt.Fprintf(&b, "cwd=%s\n", wd)
+			for _, kv := range os.Environ() {
+				fmt.Fprintln(&b, kv)
+			}
+			return text(b.String()), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "media", Description: "Return every kind of content."},
+		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+			size := int64(42)
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: "some text"},
+				&mcp.ImageContent{Data: png, MIMEType: "image/png"},
+				&mcp.AudioContent{Data: []byte("RIFF0000WAVE"), MIMEType: "audio/wav"},
+				&mcp.ResourceLink{URI: "file:///tmp/report.txt", Name: "report", MIMEType: "text/plain", Description: "the report", Size: &size},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://notes", MIMEType: "text/markdown", Text: "# Notes"}},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://blob", MIMEType: "application/octet-stream", Blob: []byte{1, 2, 3}}},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://pic", MIMEType: "image/png", Blob: png}},
+			}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Return chars characters of text."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in bigIn) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.TextContent{Text: strings.Repeat("x", in.Chars)},
+				&mcp.TextContent{Text: "tail"},
+			}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "spawn", Description: "Start a child process (sleep 300) and return its pid."},
+		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+			cmd := exec.Command("sleep", "300")
+			if err := cmd.Start(); err != nil {
+				return nil, nil, err
+			}
+			go func() { _ = cmd.Wait() }()
+			return text(fmt.Sprint(cmd.Process.Pid)), nil, nil
+		})
+	return s
+}
