@@ -58,6 +58,18 @@ type Message struct {
 	// Reasoning is the model's reasoning content (reasoning_content), kept
 	// on assistant messages and sent back to providers that expect it.
 	Reasoning string `json:"reasoning,omitempty"`
+	// ReasoningSignature is opaque provider data that authenticates the
+	// reasoning when it is sent back, kept on assistant messages: Anthropic's
+	// thinking-block signature (or a JSON object {"anthropic": [blocks]} when
+	// a response had several or redacted thinking blocks), or Gemini's thought
+	// signatures as a JSON object {"gemini": {...}}. Each provider reads only
+	// its own form and ignores the others'. Providers whose streams have it
+	// expose it as a ReasoningSignature() string method, valid once Next has
+	// returned io.EOF.
+	ReasoningSignature string `json:"reasoning_signature,omitempty"`
+	// IsError is set on tool messages whose result is an error (sent as
+	// is_error to Anthropic, as an "error" function response to Gemini).
+	IsError bool `json:"is_error,omitempty"`
 }
 
 // Text joins the message's text parts.

@@ -44,6 +44,15 @@ type Stream interface {
 	Close() error
 }
 
+// SignedStream is a Stream whose response carries an opaque reasoning
+// signature (Anthropic's thinking signature, Gemini's thought signatures)
+// that the provider needs back with the assistant message. It is valid once
+// Next has returned io.EOF.
+type SignedStream interface {
+	Stream
+	ReasoningSignature() string
+}
+
 // ChatProvider streams model responses.
 type ChatProvider interface {
 	// Name is the provider's name: kimi, openai, scripted...

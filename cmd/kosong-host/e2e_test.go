@@ -72,7 +72,8 @@ func runHostEnv(t *testing.T, dir string, env []string, stdin string, args ...st
 	cmd := exec.Command(kosongHost(t), args...)
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Env = append(os.Environ(), "KOSONG_PLUGIN_PATH=", "KIMI_API_KEY=", "OPENAI_API_KEY=", "XDG_STATE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "KOSONG_PLUGIN_PATH=", "KIMI_API_KEY=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=",
+		"GOOGLE_API_KEY=", "GEMINI_API_KEY=", "XDG_STATE_HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
 	cmd.Env = append(cmd.Env, env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

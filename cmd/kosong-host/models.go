@@ -63,9 +63,10 @@ func printOverview(out io.Writer, ov *registry.Overview) error {
 		fmt.Fprintln(w, "  none")
 	} else {
 		fmt.Fprintln(w, "  ALIAS\tPROVIDER\tMODEL\tCONTEXT\tCAPABILITIES\tKEY")
-		for _, m := range ov.Models {
+		for _, st := range ov.Models {
+			m := st.Entry
 			alias := m.Alias
-			if m.Default {
+			if st.Default {
 				alias += " (default)"
 			}
 			context := "-"
@@ -77,8 +78,8 @@ func printOverview(out io.Writer, ov *registry.Overview) error {
 				caps = "-"
 			}
 			key := "ok"
-			if m.Missing != "" {
-				key = "missing: " + m.Missing
+			if st.Missing != "" {
+				key = "missing: " + st.Missing
 			}
 			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\t%s\n", alias, m.Provider, m.Model, context, caps, key)
 		}

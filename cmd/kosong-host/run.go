@@ -41,6 +41,7 @@ type runFlags struct {
 	model        string
 	baseURL      string
 	script       string
+	config       string
 	maxSteps     int
 	yolo         bool
 	interactive  bool
@@ -70,8 +71,10 @@ telling the model that --yolo allows them, unless --yolo is given.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&f.prompt, "prompt", "p", "", "run one turn with this prompt and exit")
 	fl.StringVar(&f.outputFormat, "output-format", "text", "output format: text or stream-json (one JSON event a line, documented in README.md)")
-	fl.StringVar(&f.provider, "provider", "", "model provider: "+strings.Join(registry.Known(), ", ")+" (default: the agent's model, else the first of kimi and openai with an API key)")
-	fl.StringVar(&f.model, "model", "", "model name (overrides {PROVIDER}_MODEL_NAME)")
+	fl.StringVar(&f.provider, "provider", "", "model provider: "+strings.Join(registry.Known(), ", ")+
+		" (default: the agent's model alias, else the configuration's default_model, else the first of kimi, openai, anthropic, google with an API key)")
+	fl.StringVar(&f.model, "model", "", "a model alias of the configuration file, or a model name (overrides {PROVIDER}_MODEL_NAME)")
+	fl.StringVar(&f.config, "config", "", "configuration file of providers and model aliases (default $XDG_CONFIG_HOME/kosong-host/config.yaml)")
 	fl.StringVar(&f.baseURL, "base-url", "", "API base URL (overrides {PROVIDER}_BASE_URL)")
 	fl.StringVar(&f.script, "script", "", "script file of the scripted provider")
 	fl.IntVar(&f.maxSteps, "max-steps-per-turn", loop.DefaultMaxStepsPerTurn, "steps a turn may take before it is stopped")
@@ -106,15 +109,16 @@ func decideMode(f *runFlags, stdin io.Reader, stdinTTY bool) (runMode, error) {
 	return runMode{oneShot: true, input: input}, nil
 }
 
-// providerOptions picks the provider: --provider, else the agent's model
-// (a provider name for now) unless a script is given, else the registry's
-// default selection.
+// providerOptions picks the provider: --provider and --model (an alias of
+// the configuration file or a model name), else the agent's model alias
+// unless a script is given, else the registry's default selection.
 func providerOptions(f *runFlags, s *spec.Spec, workDir string) registry.Options {
-	name := f.provider
-	if name == "" && f.script == "" {
-		name = s.Model
+	opts := registry.Options{Provider: f.provider, Model: f.model, BaseURL: f.baseURL, Script: f.script,
+		WorkDir: workDir, ConfigPath: f.config}
+	if f.provider == "" && f.model == "" && f.script == "" {
+		opts.ModelAlias = s.Model
 	}
-	return registry.Options{Provider: name, Model: f.model, BaseURL: f.baseURL, Script: f.script, WorkDir: workDir}
+	return opts
 }
 
 // turnExit maps the outcome of a one-shot turn to the exit status. The

@@ -53,6 +53,8 @@ type call struct {
 type stepOutput struct {
 	text      string
 	reasoning string
+	// signature is the provider's opaque reasoning signature, sent back.
+	signature string
 	calls     []*call
 	// repeats counts, per call key, the consecutive steps ending with
 	// this one that made the call.
@@ -64,7 +66,7 @@ type stepOutput struct {
 // messages are the assistant message and one tool message per call, in
 // call order.
 func (o *stepOutput) messages() []providers.Message {
-	msg := providers.Message{Role: providers.RoleAssistant, Reasoning: o.reasoning}
+	msg := providers.Message{Role: providers.RoleAssistant, Reasoning: o.reasoning, ReasoningSignature: o.signature}
 	if o.text != "" {
 		msg.Content = []providers.ContentPart{providers.TextPart(o.text)}
 	}
@@ -139,6 +141,9 @@ func (l *Loop) step(ctx context.Context, n int, prevRepeats map[string]int, usag
 			switch {
 			case errors.Is(it.err, io.EOF):
 				streaming = false
+				if ss, ok := stream.(providers.SignedStream); ok {
+					s.out.signature = ss.ReasoningSignature()
+				}
 			case it.err != nil:
 				fail = it.err
 			default:

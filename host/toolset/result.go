@@ -118,5 +118,5 @@ func (r Result) ToolMessage() providers.Message {
 	if head != "" && len(parts) > 1 && parts[1].Type == providers.PartText {
 		parts[0].Text += "\n"
 	}
-	return providers.Message{Role: providers.RoleTool, ToolCallID: r.ToolCallID, Content: parts}
+	return providers.Message{Role: providers.RoleTool, ToolCallID: r.ToolCallID, Content: parts, IsError: r.IsError()}
 }

@@ -1,30 +1,76 @@
 // Package registry builds the chat provider the user asked for, from flags
-// (Options) and the environment, including a .env file.
+// (Options), the configuration file (providers/config) and the
+// environment, including a .env file.
+//
+// # Choosing the provider and the model
+//
+//  1. --provider scripted, or --script alone: the scripted provider.
+//  2. --model NAME that names a model alias of the configuration file: that
+//     alias, i.e. its provider and model (with --provider too, it must be
+//     the alias's provider).
+//  3. Neither --provider nor --model: the agent's model (Options.ModelAlias)
+//     when set: an alias (or, for older agents, a provider name); else the
+//     file's default_model, when set.
+//  4. Otherwise the provider is --provider, else the provider of the file's
+//     default_model (when --model is a plain model name), else the first of
+//     kimi, openai, anthropic and google whose API key is set; the model is
+//     --model, else {P}_MODEL_NAME, else the provider's default.
+//
+// A provider name is one configured in the file, else a built-in one
+// (kimi, openai, anthropic, google), which is a provider of the type of the
+// same name with its defaults; a configured provider may reuse a built-in
+// name to change it.
+//
+// # Precedence of keys, base URLs and models
+//
+// For a provider of type T, with the built-in variables of T ({T}_API_KEY,
+// {T}_BASE_URL, {T}_MODEL_NAME for kimi, openai, anthropic; GOOGLE_* for
+// google, whose key may also be in GEMINI_API_KEY; none for
+// openai-compatible):
+//
+//   - API key: when the provider sets api_key_env, that variable and
+//     nothing else. Otherwise {T}_API_KEY when set, else the file's
+//     api_key. A missing key is a ConfigError naming the variable, e.g.
+//     "ANTHROPIC_API_KEY is not set (provider anthropic)"; an
+//     openai-compatible provider may have no key (local servers).
+//   - Base URL: --base-url, else {T}_BASE_URL, else the file's base_url,
+//     else the type's default.
+//   - Model: the alias's model. Without an alias: --model, else
+//     {T}_MODEL_NAME, else the type's default.
+//
+// Variables are read from the environment, then from WorkDir/.env.
 package registry
 
 import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/joho/godotenv"
 
 	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/anthropic"
+	"github.com/kosong-host/kosong-host/providers/config"
+	"github.com/kosong-host/kosong-host/providers/google"
 	"github.com/kosong-host/kosong-host/providers/openaicompat"
 	"github.com/kosong-host/kosong-host/providers/scripted"
 )
 
 // Options is what the user asked for.
 type Options struct {
-	// Provider is kimi, openai or scripted; empty picks the first of kimi
-	// and openai whose API key is set (scripted when Script is set).
+	// Provider is a provider name (configured or built-in: kimi, openai,
+	// anthropic, google, scripted); empty lets the rules above choose.
 	Provider string
-	// Model and BaseURL override {P}_MODEL_NAME and {P}_BASE_URL, which
-	// override the provider's defaults.
-	Model   string
+	// Model is --model: a model alias when the configuration file names
+	// one, else a model name for the chosen provider (overriding
+	// {P}_MODEL_NAME).
+	Model string
+	// BaseURL overrides the provider's base URL.
 	BaseURL string
 	// Script is the scripted provider's script file, relative to WorkDir
 	// unless absolute.
@@ -35,10 +81,18 @@ type Options struct {
 	// WorkDir holds the .env file read, if present (default: the current
 	// directory).
 	WorkDir string
+	// ConfigPath is the configuration file (--config); it must exist. Empty
+	// means the default path (config.DefaultPath), read when it exists.
+	ConfigPath string
+	// ModelAlias is the agent's model: a model alias of the configuration
+	// file (or a provider name, as older agents have). It is used when
+	// neither Provider nor Model is set.
+	ModelAlias string
 }
 
 // ConfigError is a configuration mistake of the user's: a missing key, an
-// unknown provider, a bad script. A CLI maps it to exit status 2.
+// unknown provider, a bad script or configuration file. A CLI maps it to
+// exit status 2.
 type ConfigError struct {
 	Msg string
 	Err error
@@ -56,81 +110,359 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // Scripted is the scripted provider's name.
 const Scripted = "scripted"
 
-// Known lists the provider names New accepts.
+// Builtin is a built-in provider: its defaults and variables.
+type Builtin struct {
+	Name    string
+	BaseURL string
+	Model   string
+	// BaseURLEnv and ModelEnv override the base URL and the model;
+	// APIKeyEnvs hold the key, the first set wins.
+	BaseURLEnv string
+	ModelEnv   string
+	APIKeyEnvs []string
+}
+
+// Builtins lists the built-in providers in the order one is picked when
+// nothing else chooses: kimi, openai, anthropic, google.
+func Builtins() []Builtin {
+	var out []Builtin
+	for _, p := range openaicompat.Presets() {
+		out = append(out, Builtin{Name: p.Name, BaseURL: p.BaseURL, Model: p.Model,
+			BaseURLEnv: p.BaseURLEnv, ModelEnv: p.ModelEnv, APIKeyEnvs: []string{p.APIKeyEnv}})
+	}
+	return append(out,
+		Builtin{Name: anthropic.Name, BaseURL: anthropic.DefaultBaseURL, Model: anthropic.DefaultModel,
+			BaseURLEnv: anthropic.BaseURLEnv, ModelEnv: anthropic.ModelEnv, APIKeyEnvs: []string{anthropic.APIKeyEnv}},
+		Builtin{Name: google.Name, BaseURL: google.DefaultBaseURL, Model: google.DefaultModel,
+			BaseURLEnv: google.BaseURLEnv, ModelEnv: google.ModelEnv, APIKeyEnvs: []string{google.APIKeyEnv, google.AltAPIKeyEnv}},
+	)
+}
+
+// LookupBuiltin returns the built-in provider of a type.
+func LookupBuiltin(name string) (Builtin, bool) {
+	for _, b := range Builtins() {
+		if b.Name == name {
+			return b, true
+		}
+	}
+	return Builtin{}, false
+}
+
+// KeyVars names the variables of the key, for messages: "GOOGLE_API_KEY
+// (or GEMINI_API_KEY)".
+func (b Builtin) KeyVars() string {
+	if len(b.APIKeyEnvs) > 1 {
+		return b.APIKeyEnvs[0] + " (or " + strings.Join(b.APIKeyEnvs[1:], ", ") + ")"
+	}
+	return b.APIKeyEnvs[0]
+}
+
+// Known lists the built-in provider names New accepts (configured
+// providers come on top).
 func Known() []string {
 	var names []string
-	for _, p := range openaicompat.Presets() {
-		names = append(names, p.Name)
+	for _, b := range Builtins() {
+		names = append(names, b.Name)
 	}
 	return append(names, Scripted)
 }
 
+// Selection is the provider New built, with what the alias says of the
+// model.
+type Selection struct {
+	Provider providers.ChatProvider
+	// Alias is the model alias used ("" when none).
+	Alias string
+	// MaxContextSize is the alias's max_context_size (0: not configured).
+	MaxContextSize int
+	// Capabilities are the alias's capabilities.
+	Capabilities []string
+	// ConfigPath is the configuration file read ("" when none).
+	ConfigPath string
+}
+
 // New builds the provider opts ask for. Every error is a *ConfigError.
 func New(opts Options) (providers.ChatProvider, error) {
-	dir := opts.WorkDir
-	if dir == "" {
-		dir = "."
-	}
-	getenv, err := environment(opts.Getenv, dir)
+	sel, err := Select(opts)
 	if err != nil {
 		return nil, err
 	}
+	return sel.Provider, nil
+}
 
-	name := strings.ToLower(strings.TrimSpace(opts.Provider))
+// resolver carries what a selection reads.
+type resolver struct {
+	opts   Options
+	dir    string
+	getenv func(string) string
+	file   *config.File
+}
+
+func newResolver(opts Options) (*resolver, error) {
+	r := &resolver{opts: opts, dir: opts.WorkDir}
+	if r.dir == "" {
+		r.dir = "."
+	}
+	var err error
+	if r.getenv, err = environment(opts.Getenv, r.dir); err != nil {
+		return nil, err
+	}
+	if opts.ConfigPath != "" {
+		r.file, err = config.Load(opts.ConfigPath)
+	} else {
+		r.file, _, err = config.LoadOptional(config.DefaultPath(r.getenv))
+	}
+	if err != nil {
+		return nil, &ConfigError{Msg: "invalid configuration", Err: err}
+	}
+	return r, nil
+}
+
+// Select builds the provider opts ask for and says which alias it used.
+// Every error is a *ConfigError.
+func Select(opts Options) (*Selection, error) {
+	r, err := newResolver(opts)
+	if err != nil {
+		return nil, err
+	}
+	name := strings.TrimSpace(opts.Provider)
+	if _, configured := r.file.Providers[name]; !configured {
+		name = strings.ToLower(name)
+	}
+	model := strings.TrimSpace(opts.Model)
 	if name == "" && opts.Script != "" {
 		name = Scripted
 	}
-	if name == "" {
-		var keys []string
-		for _, p := range openaicompat.Presets() {
-			if getenv(p.APIKeyEnv) != "" {
-				name = p.Name
-				break
-			}
-			keys = append(keys, p.APIKeyEnv)
+
+	var alias *config.Model
+	if m, ok := r.file.Models[model]; ok && model != "" {
+		if name != "" && name != m.Provider {
+			return nil, &ConfigError{Msg: fmt.Sprintf("--model %s is an alias of provider %s, not of %s", model, m.Provider, name)}
 		}
-		if name == "" {
-			return nil, &ConfigError{Msg: fmt.Sprintf("no provider configured: set %s, or use --provider scripted --script FILE", strings.Join(keys, " or "))}
+		alias = &m
+	} else if name == "" && model == "" {
+		switch want := strings.TrimSpace(opts.ModelAlias); {
+		case want != "":
+			if m, ok := r.file.Models[want]; ok {
+				alias = &m
+			} else if r.isProvider(want) || strings.EqualFold(want, Scripted) {
+				name = strings.ToLower(want) // an older agent naming a provider
+				if _, ok := r.file.Providers[want]; ok {
+					name = want
+				}
+			} else {
+				return nil, &ConfigError{Msg: fmt.Sprintf("model %q is not a model alias (%s) nor a provider (%s)",
+					want, r.aliasesText(), strings.Join(r.providerNames(), ", "))}
+			}
+		case r.file.DefaultModel != "":
+			m := r.file.Models[r.file.DefaultModel]
+			alias = &m
 		}
 	}
 
 	if name == Scripted {
-		if opts.Script == "" {
-			return nil, &ConfigError{Msg: "provider scripted needs a script: use --script FILE"}
-		}
-		path := opts.Script
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(dir, path)
-		}
-		p, err := scripted.Load(path)
-		if err != nil {
-			return nil, &ConfigError{Msg: "scripted provider", Err: err}
-		}
-		return p, nil
+		return r.scripted()
 	}
-
-	preset, ok := openaicompat.LookupPreset(name)
+	if alias != nil {
+		name = alias.Provider
+	}
+	if name == "" && model != "" && r.file.DefaultModel != "" {
+		name = r.file.Models[r.file.DefaultModel].Provider
+	}
+	if name == "" {
+		var keys []string
+		for _, b := range Builtins() {
+			for _, env := range b.APIKeyEnvs {
+				if name == "" && r.getenv(env) != "" {
+					name = b.Name
+				}
+			}
+			keys = append(keys, b.APIKeyEnvs[0])
+		}
+		if name == "" {
+			where := "a model alias in a configuration file"
+			if r.file.Path != "" {
+				where = "default_model in " + r.file.Path
+			}
+			return nil, &ConfigError{Msg: fmt.Sprintf("no provider configured: set %s or %s, define %s, or use --provider scripted --script FILE",
+				strings.Join(keys[:len(keys)-1], ", "), keys[len(keys)-1], where)}
+		}
+	}
+	prov, ok := r.lookup(name)
 	if !ok {
-		return nil, &ConfigError{Msg: fmt.Sprintf("unknown provider %q (known: %s)", opts.Provider, strings.Join(Known(), ", "))}
+		return nil, &ConfigError{Msg: fmt.Sprintf("unknown provider %q (known: %s)", name, strings.Join(r.providerNames(), ", "))}
 	}
 	if opts.Script != "" {
-		return nil, &ConfigError{Msg: fmt.Sprintf("--script only applies to --provider scripted (the provider is %s)", preset.Name)}
+		return nil, &ConfigError{Msg: fmt.Sprintf("--script only applies to --provider scripted (the provider is %s)", prov.Name)}
 	}
-	key := getenv(preset.APIKeyEnv)
-	if key == "" {
-		return nil, &ConfigError{Msg: fmt.Sprintf("%s is not set (provider %s)", preset.APIKeyEnv, preset.Name)}
+	if alias == nil && model == "" {
+		model = r.getenvOf(prov.Type, func(b Builtin) string { return b.ModelEnv })
 	}
-	p, err := openaicompat.New(openaicompat.Config{
-		Name:      preset.Name,
-		BaseURL:   firstSet(opts.BaseURL, getenv(preset.BaseURLEnv), preset.BaseURL),
-		APIKey:    key,
-		APIKeyEnv: preset.APIKeyEnv,
-		Model:     firstSet(opts.Model, getenv(preset.ModelEnv), preset.Model),
-	})
+	return r.build(prov, alias, model)
+}
+
+func (r *resolver) scripted() (*Selection, error) {
+	if r.opts.Script == "" {
+		return nil, &ConfigError{Msg: "provider scripted needs a script: use --script FILE"}
+	}
+	path := r.opts.Script
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(r.dir, path)
+	}
+	p, err := scripted.Load(path)
+	if err != nil {
+		return nil, &ConfigError{Msg: "scripted provider", Err: err}
+	}
+	return &Selection{Provider: p, ConfigPath: r.file.Path}, nil
+}
+
+// lookup finds a provider: configured, else built-in.
+func (r *resolver) lookup(name string) (config.Provider, bool) {
+	if p, ok := r.file.Providers[name]; ok {
+		return p, true
+	}
+	if _, ok := LookupBuiltin(name); ok {
+		return config.Provider{Name: name, Type: name}, true
+	}
+	return config.Provider{}, false
+}
+
+func (r *resolver) isProvider(name string) bool {
+	_, ok := r.lookup(name)
+	if !ok {
+		_, ok = r.lookup(strings.ToLower(name))
+	}
+	return ok
+}
+
+// providerNames lists the configured providers, then the built-in ones.
+func (r *resolver) providerNames() []string {
+	names := r.file.ProviderNames()
+	for _, k := range Known() {
+		if !slices.Contains(names, k) {
+			names = append(names, k)
+		}
+	}
+	return names
+}
+
+func (r *resolver) aliasesText() string {
+	if r.file.Path == "" {
+		return "no configuration file"
+	}
+	if len(r.file.Models) == 0 {
+		return "no aliases in " + r.file.Path
+	}
+	return "aliases in " + r.file.Path + ": " + strings.Join(r.file.Aliases(), ", ")
+}
+
+// getenvOf reads a built-in variable of a provider type ("" for types
+// without).
+func (r *resolver) getenvOf(typ string, which func(Builtin) string) string {
+	b, ok := LookupBuiltin(typ)
+	if !ok || which(b) == "" {
+		return ""
+	}
+	return r.getenv(which(b))
+}
+
+// apiKey resolves a provider's key: the key, and what auth errors name.
+func (r *resolver) apiKey(p config.Provider) (key, from string, err error) {
+	if p.APIKeyEnv != "" {
+		if v := r.getenv(p.APIKeyEnv); v != "" {
+			return v, p.APIKeyEnv, nil
+		}
+		return "", "", &ConfigError{Msg: fmt.Sprintf("%s is not set (provider %s)", p.APIKeyEnv, p.Name)}
+	}
+	b, isBuiltin := LookupBuiltin(p.Type)
+	if isBuiltin {
+		for _, env := range b.APIKeyEnvs {
+			if v := r.getenv(env); v != "" {
+				return v, env, nil
+			}
+		}
+	}
+	if p.APIKey != "" {
+		return p.APIKey, fmt.Sprintf("api_key of provider %s in %s", p.Name, r.file.Path), nil
+	}
+	if !isBuiltin { // openai-compatible: a local server may need no key
+		return "", fmt.Sprintf("api_key or api_key_env of provider %s in %s", p.Name, r.file.Path), nil
+	}
+	return "", "", &ConfigError{Msg: fmt.Sprintf("%s is not set (provider %s)", b.KeyVars(), p.Name)}
+}
+
+// build makes the provider; model is the model name when there is no alias.
+func (r *resolver) build(p config.Provider, alias *config.Model, model string) (*Selection, error) {
+	key, keyFrom, err := r.apiKey(p)
+	if err != nil {
+		return nil, err
+	}
+	b, _ := LookupBuiltin(p.Type)
+	baseURL := firstSet(r.opts.BaseURL, r.getenvOf(p.Type, func(b Builtin) string { return b.BaseURLEnv }), p.BaseURL, b.BaseURL)
+	sel := &Selection{ConfigPath: r.file.Path}
+	var maxTokens int
+	thinking := false
+	if alias != nil {
+		model = alias.Model
+		maxTokens = alias.MaxTokens
+		thinking = alias.Has(config.CapThinking) || alias.Has(config.CapAlwaysThinking)
+		sel.Alias, sel.MaxContextSize, sel.Capabilities = alias.Alias, alias.MaxContextSize, alias.Capabilities
+	}
+	model = firstSet(model, b.Model)
+	if model == "" {
+		return nil, &ConfigError{Msg: fmt.Sprintf("provider %s has no default model: use --model NAME or a model alias", p.Name)}
+	}
+	var prov providers.ChatProvider
+	switch p.Type {
+	case config.TypeKimi, config.TypeOpenAI, config.TypeOpenAICompatible:
+		prov, err = openaicompat.New(openaicompat.Config{Name: p.Name, BaseURL: baseURL, APIKey: key, APIKeyEnv: keyFrom,
+			Model: model, MaxTokens: maxTokens, HTTPClient: headerClient(p.Headers)})
+	case config.TypeAnthropic:
+		cfg := anthropic.Config{Name: p.Name, BaseURL: baseURL, APIKey: key, APIKeyEnv: keyFrom, Model: model,
+			MaxTokens: int64(maxTokens), Headers: p.Headers}
+		if thinking {
+			limit := cfg.MaxTokens
+			if limit <= 0 {
+				limit = anthropic.DefaultMaxTokens
+			}
+			if budget := min(int64(anthropic.DefaultThinkingBudget), limit/2); budget >= 1024 {
+				cfg.ThinkingBudget = budget
+			}
+		}
+		prov, err = anthropic.New(cfg)
+	case config.TypeGoogle:
+		prov, err = google.New(google.Config{Name: p.Name, BaseURL: baseURL, APIKey: key, APIKeyEnv: keyFrom, Model: model,
+			MaxTokens: int32(min(maxTokens, 1<<31-1)), Headers: p.Headers})
+	default:
+		err = fmt.Errorf("unknown provider type %q", p.Type)
+	}
 	if err != nil {
 		return nil, &ConfigError{Msg: "invalid configuration", Err: err}
 	}
-	return p, nil
+	sel.Provider = prov
+	return sel, nil
+}
+
+// headerClient is an HTTP client adding headers to every request (nil
+// when there are none: the provider's default).
+func headerClient(headers map[string]string) *http.Client {
+	if len(headers) == 0 {
+		return nil
+	}
+	return &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: headers}}
+}
+
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range t.headers {
+		req.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(req)
 }
 
 // environment is getenv backed by dir/.env: the real environment wins.

@@ -1,0 +1,255 @@
+package anthropic
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
+
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+// block is a content block being streamed.
+type block struct {
+	index      int64
+	typ        string
+	id, name   string
+	startInput string // a tool_use input given whole in content_block_start
+	input      strings.Builder
+	thinking   strings.Builder
+	signature  strings.Builder
+	data       string
+	stopped    bool
+}
+
+type stream struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	p      *Provider
+	raw    *ssestream.Stream[anthropic.MessageStreamEventUnion]
+
+	blocks    map[int64]*block
+	thoughts  []storedBlock // thinking and redacted_thinking blocks, in order
+	reasoning strings.Builder
+	events    []providers.Event
+	sawText   bool
+	calls     int
+	stopped   bool // message_stop seen
+	usage     providers.Usage
+	sawUsage  bool
+	signature string
+	finished  bool
+	err       error
+	closeOnce sync.Once
+}
+
+var _ providers.Stream = (*stream)(nil)
+
+// Next implements providers.Stream.
+func (s *stream) Next() (providers.Event, error) {
+	for len(s.events) == 0 {
+		if s.err != nil {
+			return providers.Event{}, s.err
+		}
+		if s.finished {
+			return providers.Event{}, io.EOF
+		}
+		s.step()
+	}
+	ev := s.events[0]
+	s.events = s.events[1:]
+	return ev, nil
+}
+
+// Close implements providers.Stream. It may be called while Next waits:
+// the request is cancelled.
+func (s *stream) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		s.cancel()
+		err = s.raw.Close()
+	})
+	return err
+}
+
+// ReasoningSignature is the signature of the response's thinking, to keep
+// as providers.Message.ReasoningSignature on the assistant message (empty
+// when the response had no thinking block). It is set once Next returned
+// io.EOF.
+func (s *stream) ReasoningSignature() string { return s.signature }
+
+func (s *stream) fail(err error) {
+	s.err = err
+	_ = s.Close()
+}
+
+func (s *stream) emit(ev providers.Event) { s.events = append(s.events, ev) }
+
+// step reads one event and queues what it yields.
+func (s *stream) step() {
+	if !s.raw.Next() {
+		if err := s.raw.Err(); err != nil {
+			s.fail(s.p.classify(s.ctx, err))
+			return
+		}
+		if err := s.p.ctxError(s.ctx); err != nil {
+			s.fail(err)
+			return
+		}
+		s.end()
+		return
+	}
+	ev := s.raw.Current()
+	switch ev.Type {
+	case "message_start":
+		u := ev.Message.Usage
+		s.setUsage(u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, u.OutputTokens)
+	case "content_block_start":
+		cb := ev.ContentBlock
+		b := &block{index: ev.Index, typ: cb.Type, id: cb.ID, name: cb.Name, data: cb.Data}
+		b.signature.WriteString(cb.Signature)
+		if cb.Type == "tool_use" && cb.Input != nil {
+			if in, err := json.Marshal(cb.Input); err == nil && string(in) != "{}" && string(in) != "null" {
+				b.startInput = string(in)
+			}
+		}
+		s.blocks[ev.Index] = b
+		if cb.Text != "" {
+			s.text(cb.Text)
+		}
+		if cb.Thinking != "" {
+			s.think(b, cb.Thinking)
+		}
+	case "content_block_delta":
+		b := s.blocks[ev.Index]
+		if b == nil || b.stopped {
+			s.fail(s.p.newError(providers.ErrServer, 0, fmt.Errorf("protocol error: delta for content block %d, which is not open", ev.Index)))
+			return
+		}
+		d := ev.Delta
+		switch d.Type {
+		case "text_delta":
+			s.text(d.Text)
+		case "thinking_delta":
+			s.think(b, d.Thinking)
+		case "signature_delta":
+			b.signature.WriteString(d.Signature)
+		case "input_json_delta":
+			b.input.WriteString(d.PartialJSON)
+		}
+	case "content_block_stop":
+		b := s.blocks[ev.Index]
+		if b == nil || b.stopped {
+			s.fail(s.p.newError(providers.ErrServer, 0, fmt.Errorf("protocol error: content_block_stop for content block %d, which is not open", ev.Index)))
+			return
+		}
+		s.stop(b)
+	case "message_delta":
+		u := ev.Usage
+		s.setUsage(u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, u.OutputTokens)
+	case "message_stop":
+		s.stopped = true
+	}
+}
+
+func (s *stream) text(t string) {
+	if t == "" {
+		return
+	}
+	s.sawText = true
+	s.emit(providers.Event{Kind: providers.EventText, Text: t})
+}
+
+func (s *stream) think(b *block, t string) {
+	if t == "" {
+		return
+	}
+	b.thinking.WriteString(t)
+	s.reasoning.WriteString(t)
+	s.emit(providers.Event{Kind: providers.EventReasoning, Text: t})
+}
+
+// stop completes a block: a tool call is emitted at once.
+func (s *stream) stop(b *block) {
+	b.stopped = true
+	switch b.typ {
+	case "tool_use":
+		args := b.input.String()
+		if strings.TrimSpace(args) == "" {
+			args = b.startInput
+		}
+		if strings.TrimSpace(args) == "" {
+			args = "{}"
+		}
+		id := b.id
+		if id == "" {
+			id = newCallID()
+		}
+		s.calls++
+		s.emit(providers.Event{Kind: providers.EventToolCall, ToolCall: &providers.ToolCall{ID: id, Name: b.name, Arguments: args}})
+	case "thinking":
+		s.thoughts = append(s.thoughts, storedBlock{Type: "thinking", Thinking: b.thinking.String(), Signature: b.signature.String()})
+	case "redacted_thinking":
+		s.thoughts = append(s.thoughts, storedBlock{Type: "redacted_thinking", Data: b.data})
+	}
+}
+
+// setUsage records usage; message_delta's counts are cumulative, and zero
+// means not reported.
+func (s *stream) setUsage(input, cacheRead, cacheCreation, output int64) {
+	if input != 0 || cacheRead != 0 || cacheCreation != 0 {
+		s.usage.InputTokens = input + cacheRead + cacheCreation
+		s.usage.CacheReadTokens = cacheRead
+		s.usage.CacheCreationTokens = cacheCreation
+		s.sawUsage = true
+	}
+	if output != 0 {
+		s.usage.OutputTokens = output
+		s.sawUsage = true
+	}
+}
+
+// end finishes the response once the stream is over.
+func (s *stream) end() {
+	defer s.Close()
+	if !s.stopped {
+		s.err = s.p.newError(providers.ErrConnection, 0, errTruncated)
+		return
+	}
+	// Blocks left open by a sloppy server: complete them in order.
+	var open []*block
+	for _, b := range s.blocks {
+		if !b.stopped {
+			open = append(open, b)
+		}
+	}
+	slices.SortFunc(open, func(a, b *block) int { return int(a.index - b.index) })
+	for _, b := range open {
+		s.stop(b)
+	}
+	if !s.sawText && s.calls == 0 {
+		s.err = s.p.newError(providers.ErrEmptyResponse, 0, errors.New("the model returned no text and no tool call"))
+		return
+	}
+	s.signature = encodeSignature(s.thoughts, s.reasoning.String())
+	if s.sawUsage {
+		u := s.usage
+		s.emit(providers.Event{Kind: providers.EventUsage, Usage: &u})
+	}
+	s.finished = true
+}
+
+func newCallID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return "toolu_" + hex.EncodeToString(b[:])
+}

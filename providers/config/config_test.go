@@ -1,0 +1,161 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kosong-host/kosong-host/providers/config"
+)
+
+const full = `
+default_model: sonnet
+providers:
+  work-claude:
+    type: anthropic
+    base_url: https://claude.example.com
+    api_key_env: WORK_KEY
+    headers:
+      X-Team: blue
+  local:
+    type: openai-compatible
+    base_url: http://localhost:8080/v1
+    api_key: sk-local
+models:
+  sonnet:
+    provider: work-claude
+    model: claude-sonnet-4-5
+    max_context_size: 200000
+    max_tokens: 32000
+    capabilities: [thinking, image_in]
+  gem:
+    provider: google
+    model: gemini-3-pro-preview
+  qwen:
+    provider: local
+    model: qwen3
+`
+
+func TestParse(t *testing.T) {
+	f, err := config.Parse("c.yaml", []byte(full))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.DefaultModel != "sonnet" || f.Path != "c.yaml" {
+		t.Errorf("default %q path %q", f.DefaultModel, f.Path)
+	}
+	if got := f.ProviderNames(); !reflect.DeepEqual(got, []string{"local", "work-claude"}) {
+		t.Errorf("providers %v", got)
+	}
+	if got := f.Aliases(); !reflect.DeepEqual(got, []string{"gem", "qwen", "sonnet"}) {
+		t.Errorf("aliases %v", got)
+	}
+	want := config.Provider{Name: "work-claude", Type: "anthropic", BaseURL: "https://claude.example.com", APIKeyEnv: "WORK_KEY", Headers: map[string]string{"X-Team": "blue"}}
+	if got := f.Providers["work-claude"]; !reflect.DeepEqual(got, want) {
+		t.Errorf("provider %+v, want %+v", got, want)
+	}
+	if f.Providers["local"].APIKey != "sk-local" {
+		t.Errorf("local %+v", f.Providers["local"])
+	}
+	m := f.Models["sonnet"]
+	if m.Provider != "work-claude" || m.Model != "claude-sonnet-4-5" || m.MaxContextSize != 200000 || m.MaxTokens != 32000 ||
+		!m.Has(config.CapThinking) || !m.Has(config.CapImageIn) || m.Has(config.CapVideoIn) {
+		t.Errorf("model %+v", m)
+	}
+	if f.Models["gem"].Provider != "google" {
+		t.Errorf("gem %+v", f.Models["gem"])
+	}
+}
+
+func TestParseEmpty(t *testing.T) {
+	for _, data := range []string{"", "# nothing\n", "providers:\nmodels:\n"} {
+		f, err := config.Parse("c.yaml", []byte(data))
+		if err != nil || len(f.Providers) != 0 || len(f.Models) != 0 {
+			t.Errorf("Parse(%q) = %+v, %v", data, f, err)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct{ name, data, want string }{
+		{"unknown top key", "providerz: {}\n", `config c.yaml: line 1: unknown key "providerz" in the top level (known: default_model, models, providers)`},
+		{"unknown provider key", "providers:\n  p:\n    type: kimi\n    apikey: x\n", `config c.yaml: line 4: unknown key "apikey" in providers.p (known: api_key, api_key_env, base_url, headers, type)`},
+		{"unknown model key", "models:\n  m:\n    provider: kimi\n    model: k\n    context: 5\n", `line 5: unknown key "context" in models.m`},
+		{"bad type", "providers:\n  p:\n    type: azure\n", `line 3: providers.p.type: unknown type "azure" (known: kimi, openai, openai-compatible, anthropic, google)`},
+		{"missing type", "providers:\n  p:\n    base_url: http://x\n", `line 3: providers.p.type: missing`},
+		{"both keys", "providers:\n  p:\n    type: openai\n    api_key: a\n    api_key_env: B\n", `providers.p: set api_key or api_key_env, not both`},
+		{"compatible without URL", "providers:\n  p:\n    type: openai-compatible\n", `providers.p.base_url: missing`},
+		{"bad URL", "providers:\n  p:\n    type: openai\n    base_url: localhost:8080\n", `providers.p.base_url: "localhost:8080" is not an http(s) URL`},
+		{"bad env name", "providers:\n  p:\n    type: openai\n    api_key_env: $KEY\n", `api_key_env: want the name of an environment variable`},
+		{"unknown model provider", "models:\n  m:\n    provider: nope\n    model: x\n", `models.m.provider: unknown provider "nope" (configured: none; built-in: kimi, openai, anthropic, google)`},
+		{"missing model", "models:\n  m:\n    provider: kimi\n", `line 3: models.m.model: missing`},
+		{"bad context size", "models:\n  m:\n    provider: kimi\n    model: k\n    max_context_size: big\n", `models.m.max_context_size: want a positive whole number, not "big"`},
+		{"bad capability", "models:\n  m:\n    provider: kimi\n    model: k\n    capabilities: [vision]\n", `unknown capability "vision" (known: thinking, always_thinking, image_in, video_in)`},
+		{"capabilities not a list", "models:\n  m:\n    provider: kimi\n    model: k\n    capabilities: thinking\n", `models.m.capabilities: want a list`},
+		{"bad default", "default_model: x\n", `line 1: default_model: "x" is not a model alias (aliases: none)`},
+		{"repeated key", "providers:\n  p:\n    type: kimi\n    type: openai\n", `key "type" repeated in providers.p`},
+		{"not a mapping", "- a\n", `line 1: want a mapping`},
+		{"invalid YAML", "providers: [\n", `config c.yaml: invalid YAML:`},
+		{"headers not strings", "providers:\n  p:\n    type: kimi\n    headers: {A: [1]}\n", `providers.p.headers.A: want a string`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := config.Parse("c.yaml", []byte(tt.data))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q, want one line containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestDefaultPath(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	tests := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"XDG_CONFIG_HOME": "/xdg", "HOME": "/home/u"}, "/xdg/kosong-host/config.yaml"},
+		{map[string]string{"XDG_CONFIG_HOME": "relative", "HOME": "/home/u"}, "/home/u/.config/kosong-host/config.yaml"},
+		{map[string]string{"HOME": "/home/u"}, "/home/u/.config/kosong-host/config.yaml"},
+		{map[string]string{}, ""},
+	}
+	for _, tt := range tests {
+		if got := config.DefaultPath(env(tt.env)); got != tt.want {
+			t.Errorf("DefaultPath(%v) = %q, want %q", tt.env, got, tt.want)
+		}
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	if _, err := config.Load(path); !errors.Is(err, config.ErrNotFound) || !strings.Contains(err.Error(), path) {
+		t.Errorf("Load of a missing file: %v", err)
+	}
+	f, found, err := config.LoadOptional(path)
+	if err != nil || found || f.Path != path || f.Models == nil {
+		t.Errorf("LoadOptional of a missing file: %+v %v %v", f, found, err)
+	}
+	if err := os.WriteFile(path, []byte(full), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, found, err = config.LoadOptional(path)
+	if err != nil || !found || len(f.Models) != 3 {
+		t.Errorf("LoadOptional: %+v %v %v", f, found, err)
+	}
+	if err := os.WriteFile(path, []byte("nope: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := config.LoadOptional(path); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("LoadOptional of a bad file: %v", err)
+	}
+	if f, found, err := config.LoadOptional(""); err != nil || found || f.Path != "" {
+		t.Errorf("LoadOptional(\"\"): %+v %v %v", f, found, err)
+	}
+}

@@ -1,0 +1,80 @@
+package google
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"google.golang.org/genai"
+
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+// kindForStatus classifies an HTTP status.
+func kindForStatus(status int) providers.ErrorKind {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return providers.ErrAuth
+	case status == http.StatusTooManyRequests:
+		return providers.ErrRateLimit
+	case status == http.StatusRequestTimeout:
+		return providers.ErrConnection
+	case status >= 500:
+		return providers.ErrServer
+	case status >= 400:
+		return providers.ErrBadRequest
+	}
+	return providers.ErrServer
+}
+
+// invalidKey reports an API error that says the key is wrong: Gemini
+// answers a bad key with 400 INVALID_ARGUMENT, reason API_KEY_INVALID.
+func invalidKey(e genai.APIError) bool {
+	for _, d := range e.Details {
+		if r, _ := d["reason"].(string); strings.HasPrefix(r, "API_KEY_") {
+			return true
+		}
+	}
+	return strings.Contains(e.Message, "API key not valid") || strings.Contains(e.Message, "API key expired")
+}
+
+// classify maps an SDK error, from the request or from the stream.
+func (p *Provider) classify(ctx context.Context, err error) error {
+	if cerr := p.ctxError(ctx); cerr != nil {
+		return cerr
+	}
+	var apiErr genai.APIError
+	var apiErrPtr *genai.APIError
+	if errors.As(err, &apiErrPtr) && apiErrPtr != nil {
+		apiErr = *apiErrPtr
+	}
+	if apiErr.Code != 0 || errors.As(err, &apiErr) {
+		kind := kindForStatus(apiErr.Code)
+		if kind == providers.ErrBadRequest && invalidKey(apiErr) {
+			kind = providers.ErrAuth
+		}
+		msg := apiErr.Message
+		if msg == "" {
+			msg = http.StatusText(apiErr.Code)
+		}
+		if apiErr.Status != "" && !strings.Contains(msg, apiErr.Status) {
+			msg = apiErr.Status + ": " + msg
+		}
+		return p.newError(kind, apiErr.Code, errors.New(truncate(msg)))
+	}
+	if strings.Contains(err.Error(), "iterateResponseStream") {
+		return p.newError(providers.ErrServer, 0, fmt.Errorf("malformed stream chunk: %w", err))
+	}
+	// Transport failures: refused connections, resets, a body cut short.
+	return p.newError(providers.ErrConnection, 0, err)
+}
+
+func truncate(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 2000 {
+		return s[:2000] + "…"
+	}
+	return s
+}

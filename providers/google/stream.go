@@ -1,0 +1,243 @@
+package google
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"google.golang.org/genai"
+
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+type stream struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	p      *Provider
+
+	mu   sync.Mutex // guards next and stop
+	next func() (*genai.GenerateContentResponse, error, bool)
+	stop func()
+	// The first chunk, read by Stream.
+	pending   *genai.GenerateContentResponse
+	pendingOK bool
+	primed    bool
+
+	events    []providers.Event
+	sawText   bool
+	calls     int
+	finish    genai.FinishReason
+	blocked   string // promptFeedback.blockReason
+	usage     providers.Usage
+	sawUsage  bool
+	reasoning strings.Builder
+	sigs      signatures
+	signature string
+	finished  bool
+	err       error
+	closeOnce sync.Once
+}
+
+var _ providers.Stream = (*stream)(nil)
+
+// Next implements providers.Stream.
+func (s *stream) Next() (providers.Event, error) {
+	for len(s.events) == 0 {
+		if s.err != nil {
+			return providers.Event{}, s.err
+		}
+		if s.finished {
+			return providers.Event{}, io.EOF
+		}
+		s.step()
+	}
+	ev := s.events[0]
+	s.events = s.events[1:]
+	return ev, nil
+}
+
+// Close implements providers.Stream. It may be called while Next waits:
+// the request is cancelled.
+func (s *stream) Close() error {
+	s.closeOnce.Do(func() {
+		s.cancel()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.stop()
+	})
+	return nil
+}
+
+// ReasoningSignature is the response's thought signatures, to keep as
+// providers.Message.ReasoningSignature on the assistant message (empty when
+// there was none). It is set once Next returned io.EOF.
+func (s *stream) ReasoningSignature() string { return s.signature }
+
+func (s *stream) pull() (*genai.GenerateContentResponse, error, bool) {
+	if !s.primed {
+		s.primed = true
+		return s.pending, nil, s.pendingOK
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.next()
+}
+
+func (s *stream) fail(err error) {
+	s.err = err
+	_ = s.Close()
+}
+
+func (s *stream) emit(ev providers.Event) { s.events = append(s.events, ev) }
+
+// step reads one chunk and queues its events.
+func (s *stream) step() {
+	resp, err, ok := s.pull()
+	if err != nil {
+		s.fail(s.p.classify(s.ctx, err))
+		return
+	}
+	if !ok {
+		if err := s.p.ctxError(s.ctx); err != nil {
+			s.fail(err)
+			return
+		}
+		s.end()
+		return
+	}
+	if resp == nil {
+		return
+	}
+	if u := resp.UsageMetadata; u != nil {
+		s.sawUsage = true
+		s.usage = providers.Usage{
+			InputTokens:     int64(u.PromptTokenCount) + int64(u.ToolUsePromptTokenCount),
+			OutputTokens:    int64(u.CandidatesTokenCount) + int64(u.ThoughtsTokenCount),
+			CacheReadTokens: int64(u.CachedContentTokenCount),
+		}
+	}
+	if pf := resp.PromptFeedback; pf != nil && pf.BlockReason != "" {
+		s.blocked = string(pf.BlockReason)
+	}
+	if len(resp.Candidates) == 0 || resp.Candidates[0] == nil {
+		return
+	}
+	cand := resp.Candidates[0]
+	if cand.FinishReason != "" && cand.FinishReason != genai.FinishReasonUnspecified {
+		s.finish = cand.FinishReason
+	}
+	if cand.Content == nil {
+		return
+	}
+	for _, part := range cand.Content.Parts {
+		if part == nil {
+			continue
+		}
+		switch {
+		case part.FunctionCall != nil:
+			fc := part.FunctionCall
+			id := fc.ID
+			if id == "" {
+				id = generatedID(fc.Name, s.calls)
+			}
+			args := "{}"
+			if len(fc.Args) > 0 {
+				b, err := json.Marshal(fc.Args)
+				if err != nil {
+					s.fail(s.p.newError(providers.ErrServer, 0, fmt.Errorf("function call %s: arguments: %w", fc.Name, err)))
+					return
+				}
+				args = string(b)
+			}
+			if len(part.ThoughtSignature) > 0 {
+				if s.sigs.Calls == nil {
+					s.sigs.Calls = map[string][]byte{}
+				}
+				s.sigs.Calls[id] = part.ThoughtSignature
+			}
+			s.calls++
+			s.emit(providers.Event{Kind: providers.EventToolCall, ToolCall: &providers.ToolCall{ID: id, Name: fc.Name, Arguments: args}})
+		case part.Thought:
+			if len(part.ThoughtSignature) > 0 {
+				s.sigs.Thought = part.ThoughtSignature
+			}
+			if part.Text != "" {
+				s.reasoning.WriteString(part.Text)
+				s.emit(providers.Event{Kind: providers.EventReasoning, Text: part.Text})
+			}
+		default:
+			if len(part.ThoughtSignature) > 0 {
+				s.sigs.Text = part.ThoughtSignature
+			}
+			if part.Text != "" {
+				s.sawText = true
+				s.emit(providers.Event{Kind: providers.EventText, Text: part.Text})
+			}
+		}
+	}
+}
+
+// end finishes the response once the stream is over.
+func (s *stream) end() {
+	defer s.Close()
+	switch {
+	case s.blocked != "" && !s.sawText && s.calls == 0:
+		s.err = s.p.newError(providers.ErrBadRequest, 0, fmt.Errorf("the prompt was blocked (%s)", s.blocked))
+		return
+	case s.finish == "":
+		s.err = s.p.newError(providers.ErrConnection, 0, errTruncated)
+		return
+	case !s.sawText && s.calls == 0:
+		s.err = s.p.newError(providers.ErrEmptyResponse, 0, fmt.Errorf("the model returned no text and no tool call (finish reason %s)", s.finish))
+		return
+	}
+	s.signature = s.sigs.encode()
+	if s.sawUsage {
+		u := s.usage
+		s.emit(providers.Event{Kind: providers.EventUsage, Usage: &u})
+	}
+	s.finished = true
+}
+
+var errTruncated = errors.New("the stream ended before the response was complete (no finish reason)")
+
+// signatures are a response's thought signatures, by the part they came on.
+type signatures struct {
+	Thought []byte `json:"thought,omitempty"`
+	Text    []byte `json:"text,omitempty"`
+	// Calls are keyed by call id (generated ones included).
+	Calls map[string][]byte `json:"calls,omitempty"`
+}
+
+type storedSignatures struct {
+	Gemini *signatures `json:"gemini"`
+}
+
+func (g signatures) encode() string {
+	if len(g.Thought) == 0 && len(g.Text) == 0 && len(g.Calls) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(storedSignatures{Gemini: &g})
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// decodeSignatures reads a ReasoningSignature written by this provider;
+// anything else gives none.
+func decodeSignatures(s string) signatures {
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, "{") {
+		return signatures{}
+	}
+	var stored storedSignatures
+	if json.Unmarshal([]byte(s), &stored) != nil || stored.Gemini == nil {
+		return signatures{}
+	}
+	return *stored.Gemini
+}
