@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 )
 
 // Request is what the loop asks of a provider for one model response.
@@ -140,6 +141,25 @@ func (e *Error) Retryable() bool {
 		return true
 	}
 	return false
+}
+
+// KindForStatus classifies an HTTP status of a provider's API: 401/403 are
+// auth errors, 429 rate limiting, 408 a connection error (the request timed
+// out), other 5xx server errors and other 4xx bad requests.
+func KindForStatus(status int) ErrorKind {
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return ErrAuth
+	case status == http.StatusTooManyRequests:
+		return ErrRateLimit
+	case status == http.StatusRequestTimeout:
+		return ErrConnection
+	case status >= 500:
+		return ErrServer
+	case status >= 400:
+		return ErrBadRequest
+	}
+	return ErrUnknown
 }
 
 // IsRetryable reports whether err is a retryable provider error.

@@ -67,7 +67,7 @@ type Plugin struct {
 
 	client *plugin.Client
 	cmd    *exec.Cmd
-	stderr *tail
+	stderr *Tail
 	once   sync.Once
 }
 
@@ -109,7 +109,7 @@ func Launch(ctx context.Context, cfg Config) (*Plugin, error) {
 	if cfg.CancelGrace > 0 {
 		cmd.Env = append(cmd.Env, pluginsdk.CancelGraceEnv+"="+cfg.CancelGrace.String())
 	}
-	isolate(cmd)
+	Isolate(cmd)
 
 	clientCfg := &plugin.ClientConfig{
 		HandshakeConfig:  pluginsdk.Handshake,
@@ -127,7 +127,7 @@ func Launch(ctx context.Context, cfg Config) (*Plugin, error) {
 	// The plugin's own stderr carries its hclog lines; what its tools print
 	// after Serve comes over go-plugin's stdio stream. Keep the last lines of
 	// both, to quote them when the plugin fails.
-	st := newTail(20)
+	st := NewTail(20)
 	clientCfg.Stderr, clientCfg.SyncStderr, clientCfg.SyncStdout = st, st, st
 
 	var tlsFD *os.File
@@ -159,7 +159,7 @@ func Launch(ctx context.Context, cfg Config) (*Plugin, error) {
 		exited := client.Exited()
 		p.once.Do(func() {
 			if cmd.Process != nil {
-				killGroup(cmd.Process.Pid)
+				KillGroup(cmd.Process.Pid)
 			}
 		})
 		return nil, fail(err, "%s", startFailure(cfg, err, st, exited))
@@ -191,7 +191,7 @@ func Launch(ctx context.Context, cfg Config) (*Plugin, error) {
 }
 
 // startFailure explains a failed handshake in one line.
-func startFailure(cfg Config, err error, st *tail, exited bool) string {
+func startFailure(cfg Config, err error, st *Tail, exited bool) string {
 	msg := strings.TrimSpace(err.Error())
 	lower := strings.ToLower(msg)
 	switch {
@@ -323,7 +323,7 @@ func (p *Plugin) Kill() {
 	p.once.Do(func() {
 		p.client.Kill()
 		if p.cmd.Process != nil {
-			killGroup(p.cmd.Process.Pid)
+			KillGroup(p.cmd.Process.Pid)
 		}
 	})
 }

@@ -98,7 +98,7 @@ func TestMutualTLS(t *testing.T) {
 }
 
 func TestTail(t *testing.T) {
-	tl := newTail(2)
+	tl := NewTail(2)
 	tl.Write([]byte("one\ntwo\nthr"))
 	tl.Write([]byte("ee\nfour"))
 	if got := tl.String(); got != "two\nthree\nfour" {

@@ -7,9 +7,10 @@ import (
 	"syscall"
 )
 
-// isolate puts the plugin in its own process group, so the terminal's Ctrl-C
-// does not reach it and the host can kill it with everything it started.
-func isolate(cmd *exec.Cmd) {
+// Isolate puts a child (a plugin, an MCP server) in its own process group,
+// so the terminal's Ctrl-C does not reach it and the host can kill it with
+// everything it started; on Linux it also dies with the host.
+func Isolate(cmd *exec.Cmd) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
@@ -17,8 +18,8 @@ func isolate(cmd *exec.Cmd) {
 	setDeathSignal(cmd.SysProcAttr)
 }
 
-// killGroup kills the plugin's process group.
-func killGroup(pid int) {
+// KillGroup kills the process group led by pid.
+func KillGroup(pid int) {
 	if pid > 0 {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}

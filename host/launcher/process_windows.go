@@ -4,8 +4,8 @@ package launcher
 
 import "os/exec"
 
-// isolate has no process groups to set on Windows.
-func isolate(*exec.Cmd) {}
+// Isolate has no process groups to set on Windows.
+func Isolate(*exec.Cmd) {}
 
-// killGroup: go-plugin's Kill ends the plugin process itself.
-func killGroup(int) {}
+// KillGroup: on Windows the child is ended by killing its process.
+func KillGroup(int) {}

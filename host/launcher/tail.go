@@ -6,18 +6,20 @@ import (
 	"sync"
 )
 
-// tail keeps the last lines written to it: a plugin's stderr, quoted in
-// errors.
-type tail struct {
+// Tail keeps the last lines written to it: a plugin's or an MCP server's
+// stderr, quoted in errors. Blank lines are dropped.
+type Tail struct {
 	mu      sync.Mutex
 	max     int
 	lines   []string
 	partial []byte
 }
 
-func newTail(max int) *tail { return &tail{max: max} }
+// NewTail keeps the last max lines.
+func NewTail(max int) *Tail { return &Tail{max: max} }
 
-func (t *tail) Write(p []byte) (int, error) {
+// Write keeps the complete lines of p.
+func (t *Tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	data := append(t.partial, p...)
@@ -36,8 +38,11 @@ func (t *tail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (t *tail) add(line string) {
+func (t *Tail) add(line string) {
 	line = strings.TrimRight(line, "\r")
+	if strings.TrimSpace(line) == "" {
+		return
+	}
 	if len(line) > 500 {
 		line = line[:500] + "..."
 	}
@@ -47,7 +52,17 @@ func (t *tail) add(line string) {
 	}
 }
 
-func (t *tail) String() string {
+// Last returns the last n lines joined with " | ", on one line.
+func (t *Tail) Last(n int) string {
+	lines := strings.Split(strings.TrimSpace(t.String()), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// String returns the lines kept, the unfinished last one included.
+func (t *Tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	lines := t.lines
@@ -58,7 +73,7 @@ func (t *tail) String() string {
 }
 
 // suffix is the last stderr line, for one-line error messages.
-func (t *tail) suffix() string {
+func (t *Tail) suffix() string {
 	s := strings.TrimSpace(t.String())
 	if s == "" {
 		return ""

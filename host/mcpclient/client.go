@@ -126,7 +126,7 @@ type Server struct {
 type conn struct {
 	cs     *mcp.ClientSession
 	pid    int
-	stderr *tail
+	stderr *launcher.Tail
 	done   chan struct{}
 	once   sync.Once
 	reason string // set before done is closed
@@ -155,7 +155,7 @@ func (c *conn) close() {
 	case <-closed:
 	case <-time.After(closeGrace):
 	}
-	killGroup(c.pid)
+	launcher.KillGroup(c.pid)
 }
 
 // Name is the server's name.
@@ -252,12 +252,12 @@ func (s *Server) connect(ctx context.Context) (*conn, error) {
 		if cmd.Dir == "" {
 			cmd.Dir = s.opts.WorkDir
 		}
-		c.stderr = newTail(20)
+		c.stderr = launcher.NewTail(20)
 		cmd.Stderr = c.stderr
 		// A process the server started may keep stderr open: do not wait
 		// for it forever.
 		cmd.WaitDelay = closeGrace
-		isolate(cmd)
+		launcher.Isolate(cmd)
 		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
 	} else {
 		headers := http.Header{}
@@ -275,7 +275,7 @@ func (s *Server) connect(ctx context.Context) (*conn, error) {
 		c.pid = cmd.Process.Pid
 	}
 	if err != nil {
-		killGroup(c.pid)
+		launcher.KillGroup(c.pid)
 		return nil, s.startError(ctx, err, c)
 	}
 	c.cs = cs
@@ -314,7 +314,7 @@ func (c *conn) stderrSuffix() string {
 	if c.stderr == nil {
 		return ""
 	}
-	if t := c.stderr.last(3); t != "" {
+	if t := c.stderr.Last(3); t != "" {
 		return "; its last stderr lines: " + t
 	}
 	return ""

@@ -15,22 +15,6 @@ import (
 
 const maxBody = 2000
 
-// kindForStatus classifies an HTTP status.
-func kindForStatus(status int) providers.ErrorKind {
-	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return providers.ErrAuth
-	case status == http.StatusTooManyRequests:
-		return providers.ErrRateLimit
-	case status == http.StatusRequestTimeout:
-		return providers.ErrConnection
-	case status >= 500: // 529 is overloaded_error
-		return providers.ErrServer
-	case status >= 400:
-		return providers.ErrBadRequest
-	}
-	return providers.ErrUnknown
-}
 
 // kindForType classifies an error type of the API (the body's error.type,
 // or an error event's in a stream).
@@ -66,7 +50,7 @@ func (p *Provider) classify(ctx context.Context, err error) error {
 			if msg == "" {
 				msg = http.StatusText(apiErr.StatusCode)
 			}
-			return p.newError(kindForStatus(apiErr.StatusCode), apiErr.StatusCode, errors.New(msg))
+			return p.newError(providers.KindForStatus(apiErr.StatusCode), apiErr.StatusCode, errors.New(msg))
 		}
 		// An error event inside a 200 stream.
 		kind, ok := kindForType(typ)

@@ -12,22 +12,6 @@ import (
 	"github.com/kosong-host/kosong-host/providers"
 )
 
-// kindForStatus classifies an HTTP status.
-func kindForStatus(status int) providers.ErrorKind {
-	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return providers.ErrAuth
-	case status == http.StatusTooManyRequests:
-		return providers.ErrRateLimit
-	case status == http.StatusRequestTimeout:
-		return providers.ErrConnection
-	case status >= 500:
-		return providers.ErrServer
-	case status >= 400:
-		return providers.ErrBadRequest
-	}
-	return providers.ErrServer
-}
 
 // invalidKey reports an API error that says the key is wrong: Gemini
 // answers a bad key with 400 INVALID_ARGUMENT, reason API_KEY_INVALID.
@@ -51,7 +35,7 @@ func (p *Provider) classify(ctx context.Context, err error) error {
 		apiErr = *apiErrPtr
 	}
 	if apiErr.Code != 0 || errors.As(err, &apiErr) {
-		kind := kindForStatus(apiErr.Code)
+		kind := providers.KindForStatus(apiErr.Code)
 		if kind == providers.ErrBadRequest && invalidKey(apiErr) {
 			kind = providers.ErrAuth
 		}

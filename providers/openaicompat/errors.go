@@ -18,22 +18,6 @@ import (
 // maxBody bounds the response body kept for error messages.
 const maxBody = 2000
 
-// kindForStatus classifies an HTTP status.
-func kindForStatus(status int) providers.ErrorKind {
-	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return providers.ErrAuth
-	case status == http.StatusTooManyRequests:
-		return providers.ErrRateLimit
-	case status == http.StatusRequestTimeout:
-		return providers.ErrConnection
-	case status >= 500:
-		return providers.ErrServer
-	case status >= 400:
-		return providers.ErrBadRequest
-	}
-	return providers.ErrUnknown
-}
 
 // requestError classifies a failure to obtain a stream.
 func (p *Provider) requestError(ctx context.Context, err error, w *watch) error {
@@ -45,7 +29,7 @@ func (p *Provider) requestError(ctx context.Context, err error, w *watch) error 
 	var urlErr *url.Error
 	switch {
 	case w.status >= 400:
-		kind := kindForStatus(w.status)
+		kind := providers.KindForStatus(w.status)
 		msg := strings.TrimSpace(string(w.body))
 		if kind != providers.ErrBadRequest && errors.As(err, &apiErr) && apiErr.Message != "" {
 			// The message says it all; a 400's whole body may say more.
@@ -56,9 +40,9 @@ func (p *Provider) requestError(ctx context.Context, err error, w *watch) error 
 		}
 		return p.newError(kind, w.status, errors.New(truncate(msg)))
 	case errors.As(err, &apiErr) && apiErr.HTTPStatusCode != 0:
-		return p.newError(kindForStatus(apiErr.HTTPStatusCode), apiErr.HTTPStatusCode, errors.New(apiErr.Message))
+		return p.newError(providers.KindForStatus(apiErr.HTTPStatusCode), apiErr.HTTPStatusCode, errors.New(apiErr.Message))
 	case errors.As(err, &reqErr):
-		return p.newError(kindForStatus(reqErr.HTTPStatusCode), reqErr.HTTPStatusCode, errors.New(truncate(string(reqErr.Body))))
+		return p.newError(providers.KindForStatus(reqErr.HTTPStatusCode), reqErr.HTTPStatusCode, errors.New(truncate(string(reqErr.Body))))
 	case errors.As(err, &urlErr):
 		return p.newError(providers.ErrConnection, 0, err)
 	default:
@@ -86,10 +70,10 @@ func (p *Provider) errorEvent(typ string, code any, msg string) *providers.Error
 	status := 0
 	if c, ok := code.(int); ok && c >= 400 && c < 600 {
 		status = c
-		kind = kindForStatus(c)
+		kind = providers.KindForStatus(c)
 	} else if c, ok := code.(float64); ok && c >= 400 && c < 600 {
 		status = int(c)
-		kind = kindForStatus(status)
+		kind = providers.KindForStatus(status)
 	} else {
 		s := strings.ToLower(typ + " " + fmt.Sprint(code))
 		switch {

@@ -1,8 +1,0 @@
-//go:build unix && !linux
-
-package mcpclient
-
-import "syscall"
-
-// setDeathSignal: only Linux has a parent-death signal.
-func setDeathSignal(*syscall.SysProcAttr) {}
