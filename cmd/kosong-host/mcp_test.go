@@ -302,3 +302,33 @@ func TestToolsListMCP(t *testing.T) {
 		t.Fatalf("tools call without --yolo: %+v", r)
 	}
 }
+
+// TestRunWithMCPAndPluginTools: one turn whose step calls an MCP tool and a
+// plugin tool in parallel.
+func TestRunWithMCPAndPluginTools(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"agent.yaml": mcpAgent(t), "s.md": "hi", "script.yaml": `
+turns:
+  - tool_calls:
+      - {id: m1, name: test__add, arguments: {a: 2, b: 40}}
+      - {id: p1, name: Echo, arguments: {text: from the plugin}}
+  - text: "The MCP server says 42."
+`})
+	r := runHost(t, dir, "", "run", "--provider", "scripted", "--script", "script.yaml", "--yolo",
+		"--output-format", "stream-json", "-p", "add and echo")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	results := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var ev struct{ Type, ID, Status, Output string }
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if ev.Type == "tool_result" {
+			results[ev.ID] = ev.Status + ":" + strings.TrimSpace(ev.Output)
+		}
+	}
+	if results["m1"] != "ok:42" || results["p1"] != "ok:from the plugin" {
+		t.Fatalf("results %v", results)
+	}
+}
