@@ -33,7 +33,7 @@ demo: build
 		--script agents/demo/script.yaml --yolo -p "Show me around this repository."
 
 bench: build
-	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./host/bench/ ./host/loop/ ./host/mcpclient/
+	$(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -count 1 ./host/bench/ ./host/loop/ ./host/mcpclient/
 
 # Regenerates the wire contract's Go code with the protoc plugins pinned in
 # go.mod (tool directives) and Debian's protobuf-compiler.
