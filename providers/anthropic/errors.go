@@ -15,7 +15,6 @@ import (
 
 const maxBody = 2000
 
-
 // kindForType classifies an error type of the API (the body's error.type,
 // or an error event's in a stream).
 func kindForType(typ string) (providers.ErrorKind, bool) {

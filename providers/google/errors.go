@@ -12,7 +12,6 @@ import (
 	"github.com/kosong-host/kosong-host/providers"
 )
 
-
 // invalidKey reports an API error that says the key is wrong: Gemini
 // answers a bad key with 400 INVALID_ARGUMENT, reason API_KEY_INVALID.
 func invalidKey(e genai.APIError) bool {

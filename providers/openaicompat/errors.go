@@ -18,7 +18,6 @@ import (
 // maxBody bounds the response body kept for error messages.
 const maxBody = 2000
 
-
 // requestError classifies a failure to obtain a stream.
 func (p *Provider) requestError(ctx context.Context, err error, w *watch) error {
 	if cerr := p.ctxError(ctx); cerr != nil {
