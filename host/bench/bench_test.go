@@ -188,25 +188,29 @@ func cpuTime() time.Duration {
 func BenchmarkPluginStart(b *testing.B) {
 	_, echo := echoAgent(b)
 	const rounds = 20
-	start := func(noTLS bool) (wall, cpu time.Duration) {
-		var walls []time.Duration
-		var cpuTotal time.Duration
-		for range rounds {
-			c0, t0 := cpuTime(), time.Now()
-			p, err := launcher.Launch(context.Background(), launcher.Config{Name: "echo", Path: echo, NoTLS: noTLS})
-			if err != nil {
-				b.Fatal(err)
-			}
-			walls = append(walls, time.Since(t0))
-			p.Kill()
-			cpuTotal += cpuTime() - c0
+	// Starts with and without TLS alternate, after a warm-up, so neither
+	// gets the cold caches.
+	var walls [2][]time.Duration
+	var cpus [2]time.Duration
+	for i := range 2*rounds + 4 {
+		noTLS := i%2 == 1
+		c0, t0 := cpuTime(), time.Now()
+		p, err := launcher.Launch(context.Background(), launcher.Config{Name: "echo", Path: echo, NoTLS: noTLS})
+		if err != nil {
+			b.Fatal(err)
 		}
-		p50, _ := percentiles(walls)
-		return p50, cpuTotal / rounds
+		wall := time.Since(t0)
+		p.Kill()
+		if i < 4 {
+			continue
+		}
+		walls[i%2] = append(walls[i%2], wall)
+		cpus[i%2] += cpuTime() - c0
 	}
+	tlsWall, _ := percentiles(walls[0])
+	plainWall, _ := percentiles(walls[1])
+	tlsCPU, plainCPU := cpus[0]/rounds, cpus[1]/rounds
 	b.ResetTimer()
-	tlsWall, tlsCPU := start(false)
-	plainWall, plainCPU := start(true)
 
 	// Every plugin of the repository: each started alone, then all launched
 	// in parallel, then the top-level agent.yaml loaded (launch, capability
