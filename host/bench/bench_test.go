@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/kosong-host/kosong-host/host/agent"
@@ -109,7 +110,8 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 	hostP50, hostP99 := measure(func(int) {
 		local.Handle(ctx, providers.ToolCall{ID: "c", Name: "Echo", Arguments: `{"text":"hello"}`}).Result()
 	})
-	bareP50, bareP99 := bareGRPC(b, measure)
+	bareP50, bareP99 := bareGRPC(b, false, measure)
+	bareTLSP50, bareTLSP99 := bareGRPC(b, true, measure)
 	b.StopTimer()
 
 	b.ReportMetric(us(handleP50), "handle-p50-us")
@@ -118,20 +120,22 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 	b.ReportMetric(us(bareP50), "bare-grpc-p50-us")
 	b.ReportMetric(us(inP50), "inproc-p50-us")
 	b.ReportMetric(us(hostP50), "host-work-p50-us")
-	b.ReportMetric(float64(directP50)/float64(bareP50), "goplugin/bare")
+	b.ReportMetric(float64(directP50)/float64(bareTLSP50), "goplugin/bare-mtls")
 	b.Logf("echo round trip over %d sequential calls (p50 / p99):", calls)
 	b.Logf("  Handle -> plugin -> result : %8.1f / %8.1f us", us(handleP50), us(handleP99))
 	b.Logf("  go-plugin gRPC call (mTLS) : %8.1f / %8.1f us", us(directP50), us(directP99))
-	b.Logf("  bare gRPC, unix socket     : %8.1f / %8.1f us", us(bareP50), us(bareP99))
+	b.Logf("  bare gRPC, mTLS, unix sock : %8.1f / %8.1f us", us(bareTLSP50), us(bareTLSP99))
+	b.Logf("  bare gRPC, no TLS          : %8.1f / %8.1f us", us(bareP50), us(bareP99))
 	b.Logf("  in-process                 : %8.2f / %8.2f us", us(inP50), us(inP99))
 	b.Logf("  host's own work per call (Handle with an in-process no-op tool): %.1f / %.1f us (target p50 < 10 us)", us(hostP50), us(hostP99))
-	b.Logf("  ratios: Handle/in-process %.0fx, Handle/go-plugin call %.2f, go-plugin (mTLS)/bare gRPC (no TLS) %.2f",
-		float64(handleP50)/float64(inP50), float64(handleP50)/float64(directP50), float64(directP50)/float64(bareP50))
+	b.Logf("  ratios: Handle/in-process %.0fx, Handle/go-plugin call %.2f, go-plugin/bare gRPC with the same mTLS %.2f (target: within 1.05), mTLS/no TLS %.2f",
+		float64(handleP50)/float64(inP50), float64(handleP50)/float64(directP50), float64(directP50)/float64(bareTLSP50), float64(bareTLSP50)/float64(bareP50))
 }
 
 // bareGRPC measures a bare gRPC echo served by another process over a unix
-// socket: what go-plugin is compared with.
-func bareGRPC(b *testing.B, measure func(func(int)) (time.Duration, time.Duration)) (time.Duration, time.Duration) {
+// socket, with the plugins' mutual TLS or without TLS: what go-plugin is
+// compared with.
+func bareGRPC(b *testing.B, withTLS bool, measure func(func(int)) (time.Duration, time.Duration)) (time.Duration, time.Duration) {
 	bin, err := testbin.Build("host/testdata/plugins/bareecho", "bareecho")
 	if err != nil {
 		b.Fatal(err)
@@ -140,6 +144,24 @@ func bareGRPC(b *testing.B, measure func(func(int)) (time.Duration, time.Duratio
 	os.Remove(sock)
 	defer os.Remove(sock)
 	cmd := exec.Command(bin, sock)
+	creds := insecure.NewCredentials()
+	if withTLS {
+		hostCfg, bundle, err := launcher.NewTLS("bareecho")
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, w, err := os.Pipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, _ := json.Marshal(bundle)
+		w.Write(data)
+		w.Close()
+		defer r.Close()
+		cmd.ExtraFiles = []*os.File{r}
+		cmd.Env = append(os.Environ(), pluginsdk.TLSFDEnv+"=3")
+		creds = credentials.NewTLS(hostCfg)
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -151,7 +173,7 @@ func bareGRPC(b *testing.B, measure func(func(int)) (time.Duration, time.Duratio
 	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
 		b.Fatalf("bareecho: %q %v", line, err)
 	}
-	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(creds))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -132,7 +132,7 @@ func Launch(ctx context.Context, cfg Config) (*Plugin, error) {
 
 	var tlsFD *os.File
 	if !cfg.NoTLS {
-		tlsCfg, bundle, err := hostTLS(cfg.Name)
+		tlsCfg, bundle, err := NewTLS(cfg.Name)
 		if err != nil {
 			return nil, fail(err, "%v", err)
 		}

@@ -65,7 +65,7 @@ func handshake(client, server *tls.Config) error {
 }
 
 func TestMutualTLS(t *testing.T) {
-	hostCfg, bundle, err := hostTLS("echo")
+	hostCfg, bundle, err := NewTLS("echo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestMutualTLS(t *testing.T) {
 		t.Fatalf("plugin -> host: %v", err)
 	}
 	// Another plugin's certificate is not trusted by this plugin's host side.
-	_, other, err := hostTLS("other")
+	_, other, err := NewTLS("other")
 	if err != nil {
 		t.Fatal(err)
 	}

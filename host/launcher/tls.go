@@ -68,9 +68,10 @@ var (
 	hostIdentityErr  error
 )
 
-// hostTLS mints the plugin's identity and returns the host's TLS config that
-// trusts only it, and the bundle to hand the plugin.
-func hostTLS(name string) (*tls.Config, pluginsdk.TLSBundle, error) {
+// NewTLS mints a child's one-time identity and returns the host's TLS config
+// that trusts only it, and the bundle to hand the child (see
+// pluginsdk.TLSBundle).
+func NewTLS(name string) (*tls.Config, pluginsdk.TLSBundle, error) {
 	hostIdentityOnce.Do(func() { hostIdentity, hostIdentityErr = newIdentity("host") })
 	if hostIdentityErr != nil {
 		return nil, pluginsdk.TLSBundle{}, fmt.Errorf("mint host certificate: %w", hostIdentityErr)

@@ -11,7 +11,7 @@ func BenchmarkMintIdentity(b *testing.B) {
 }
 
 func BenchmarkHandshake(b *testing.B) {
-	hostCfg, bundle, _ := hostTLS("x")
+	hostCfg, bundle, _ := NewTLS("x")
 	pluginCfg, _ := bundle.Config()
 	for b.Loop() {
 		if err := handshake(hostCfg, pluginCfg); err != nil {
@@ -21,7 +21,7 @@ func BenchmarkHandshake(b *testing.B) {
 }
 
 func BenchmarkBundleConfig(b *testing.B) {
-	_, bundle, _ := hostTLS("x")
+	_, bundle, _ := NewTLS("x")
 	for b.Loop() {
 		if _, err := bundle.Config(); err != nil {
 			b.Fatal(err)

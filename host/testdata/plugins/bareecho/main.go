@@ -1,16 +1,23 @@
 // Command bareecho serves the Plugin service's Call as a bare gRPC echo on a
-// unix socket, without go-plugin or TLS: the baseline of the round-trip
-// benchmark. Usage: bareecho SOCKET. It prints "ready" once listening.
+// unix socket, without go-plugin: the baseline of the round-trip benchmark.
+// Usage: bareecho SOCKET. With KOSONG_PLUGIN_TLS_FD set it reads a
+// pluginsdk.TLSBundle from that descriptor and serves mutual TLS, as plugins
+// do. It prints "ready" once listening.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
+	"strconv"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
+	"github.com/kosong-host/kosong-host/pluginsdk"
 	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
 
@@ -23,13 +30,37 @@ func (server) Call(_ context.Context, req *pluginv1.CallRequest) (*pluginv1.Call
 		Output: []*pluginv1.ContentPart{{Part: &pluginv1.ContentPart_Text{Text: req.GetArguments()}}}}}}, nil
 }
 
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, err)
+	os.Exit(1)
+}
+
 func main() {
+	var opts []grpc.ServerOption
+	if fdText := os.Getenv(pluginsdk.TLSFDEnv); fdText != "" {
+		fd, err := strconv.Atoi(fdText)
+		if err != nil {
+			fail(err)
+		}
+		raw, err := io.ReadAll(os.NewFile(uintptr(fd), "tls"))
+		if err != nil {
+			fail(err)
+		}
+		var b pluginsdk.TLSBundle
+		if err := json.Unmarshal(raw, &b); err != nil {
+			fail(err)
+		}
+		cfg, err := b.Config()
+		if err != nil {
+			fail(err)
+		}
+		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg)))
+	}
 	l, err := net.Listen("unix", os.Args[1])
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		fail(err)
 	}
-	s := grpc.NewServer()
+	s := grpc.NewServer(opts...)
 	pluginv1.RegisterPluginServer(s, server{})
 	fmt.Println("ready")
 	_ = s.Serve(l)
