@@ -18,8 +18,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
+
+	"github.com/kosong-host/kosong-host/providers/internal/fakeapi"
 )
 
 // Response is one scripted answer of the server.
@@ -72,16 +73,14 @@ type Usage struct {
 type Server struct {
 	*httptest.Server
 
-	mu       sync.Mutex
-	queue    []Response
-	requests []Request
+	*fakeapi.Script[Response, Request]
 }
 
 // NewServer starts a server answering with responses, in order. Once the
 // queue is empty it answers 500.
 func NewServer(t testing.TB, responses ...Response) *Server {
 	t.Helper()
-	s := &Server{queue: append([]Response(nil), responses...)}
+	s := &Server{Script: fakeapi.NewScript[Response, Request](responses)}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -90,27 +89,6 @@ func NewServer(t testing.TB, responses ...Response) *Server {
 // BaseURL is the base URL to configure a client with (the SDK appends
 // /v1/messages).
 func (s *Server) BaseURL() string { return s.URL }
-
-// Enqueue adds responses to the end of the queue.
-func (s *Server) Enqueue(responses ...Response) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue = append(s.queue, responses...)
-}
-
-// Pending is the number of responses not yet served.
-func (s *Server) Pending() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.queue)
-}
-
-// Requests returns every request received so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
 
 // LastRequest returns the last request received; it fails the test if
 // there was none.
@@ -131,15 +109,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		decodeErr = json.Unmarshal(body, &rec.JSON)
 	}
 
-	s.mu.Lock()
-	s.requests = append(s.requests, rec)
-	n := len(s.requests)
-	var resp Response
-	ok := len(s.queue) > 0
-	if ok {
-		resp, s.queue = s.queue[0], s.queue[1:]
-	}
-	s.mu.Unlock()
+	resp, n, ok := s.Next(rec)
 
 	switch {
 	case r.Method != http.MethodPost || r.URL.Path != "/v1/messages":

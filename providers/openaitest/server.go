@@ -19,8 +19,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/kosong-host/kosong-host/providers/internal/fakeapi"
 )
 
 // Response is one scripted answer of the server.
@@ -131,9 +132,7 @@ type Quirks struct {
 type Server struct {
 	*httptest.Server
 
-	mu       sync.Mutex
-	queue    []Response
-	requests []Request
+	*fakeapi.Script[Response, Request]
 }
 
 // NewServer starts a server answering with responses, in order; more can be
@@ -141,7 +140,7 @@ type Server struct {
 // a message saying so.
 func NewServer(t testing.TB, responses ...Response) *Server {
 	t.Helper()
-	s := &Server{queue: append([]Response(nil), responses...)}
+	s := &Server{Script: fakeapi.NewScript[Response, Request](responses)}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
@@ -149,27 +148,6 @@ func NewServer(t testing.TB, responses ...Response) *Server {
 
 // BaseURL is the base URL to configure a client with (URL + "/v1").
 func (s *Server) BaseURL() string { return s.URL + "/v1" }
-
-// Enqueue adds responses to the end of the queue.
-func (s *Server) Enqueue(responses ...Response) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue = append(s.queue, responses...)
-}
-
-// Pending is the number of responses not yet served.
-func (s *Server) Pending() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.queue)
-}
-
-// Requests returns every request received so far, in order.
-func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
 
 // LastRequest returns the last request received; it fails the test if
 // there was none.
@@ -190,15 +168,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		decodeErr = json.Unmarshal(body, &rec.JSON)
 	}
 
-	s.mu.Lock()
-	s.requests = append(s.requests, rec)
-	n := len(s.requests)
-	var resp Response
-	ok := len(s.queue) > 0
-	if ok {
-		resp, s.queue = s.queue[0], s.queue[1:]
-	}
-	s.mu.Unlock()
+	resp, n, ok := s.Next(rec)
 
 	switch {
 	case r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions"):
