@@ -332,3 +332,38 @@ turns:
 		t.Fatalf("results %v", results)
 	}
 }
+
+// TestRunShowsMCPProgress: progress notifications of an MCP tool reach the
+// front end as tool_progress events.
+func TestRunShowsMCPProgress(t *testing.T) {
+	agentYAML := strings.Replace(mcpAgent(t), "enabled_tools: [echo, add]", "enabled_tools: [slow]", 1)
+	dir := writeFiles(t, map[string]string{"agent.yaml": agentYAML, "s.md": "hi", "script.yaml": `
+turns:
+  - tool_calls: [{id: s1, name: test__slow, arguments: {steps: 3, interval_ms: 1}}]
+  - text: "Done."
+`})
+	r := runHost(t, dir, "", "run", "--provider", "scripted", "--script", "script.yaml", "--yolo",
+		"--output-format", "stream-json", "-p", "go slowly")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var progress []float64
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var ev struct {
+			Type, ID, Name string
+			Progress       float64
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if ev.Type == "tool_progress" {
+			if ev.ID != "s1" || ev.Name != "test__slow" {
+				t.Fatalf("progress event %+v", ev)
+			}
+			progress = append(progress, ev.Progress)
+		}
+	}
+	if len(progress) < 2 {
+		t.Fatalf("progress events %v\n%s", progress, r.stdout)
+	}
+}

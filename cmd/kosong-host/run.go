@@ -17,6 +17,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/mcpclient"
 	"github.com/kosong-host/kosong-host/host/prompt"
 	"github.com/kosong-host/kosong-host/host/repl"
 	"github.com/kosong-host/kosong-host/host/session"
@@ -206,6 +207,10 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	opts, err := g.loadOptions(fe.decider, sess.ID, sess.Dir)
 	if err != nil {
 		return exitCode(2, err)
+	}
+	opts.OnProgress = func(p mcpclient.Progress) {
+		fe.printer.Observe(loop.ToolProgress{ToolCallID: p.ToolCallID, ToolName: p.Tool, Progress: p.Progress,
+			Total: p.Total, Message: p.Message})
 	}
 	a, err := agent.LoadSpec(ctx, s, opts)
 	if err != nil {

@@ -72,6 +72,9 @@ type Options struct {
 	// CancelGrace is how long a plugin's tool may run on after its call was
 	// cancelled before the plugin exits to be restarted; 0 is the SDK's default.
 	CancelGrace time.Duration
+	// OnProgress receives the progress reports of tool calls that make
+	// them (MCP servers), from any goroutine.
+	OnProgress func(mcpclient.Progress)
 	// RestartBackoff is the delay before the second restart of a stopped
 	// plugin in a window, doubled for each further one (the first restart is
 	// immediate); 0 means DefaultRestartBackoff.
@@ -406,7 +409,7 @@ func startMCP(ctx context.Context, s *spec.Spec, opts Options) (func() *mcpclien
 	done := make(chan *mcpclient.Loaded, 1)
 	go func() {
 		done <- mcpclient.LoadAll(ctx, cfgs, mcpclient.Options{Decider: opts.Decider, Logger: opts.Logger,
-			Getenv: opts.Getenv, WorkDir: opts.WorkDir, RestartBackoff: opts.RestartBackoff})
+			Getenv: opts.Getenv, WorkDir: opts.WorkDir, RestartBackoff: opts.RestartBackoff, OnProgress: opts.OnProgress})
 	}()
 	return func() *mcpclient.Loaded { return <-done }, nil
 }

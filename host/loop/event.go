@@ -98,6 +98,17 @@ type ApprovalDecided struct {
 	ForSession  bool
 }
 
+// ToolProgress is a progress report of a running tool call, from tools that
+// report progress (MCP servers). Total is 0 when unknown. It is emitted by
+// the tool's source, not by the loop, from any goroutine.
+type ToolProgress struct {
+	ToolCallID string
+	ToolName   string
+	Progress   float64
+	Total      float64
+	Message    string
+}
+
 // TurnFailed is the error that ended a turn (not emitted on cancellation).
 type TurnFailed struct {
 	Err error
@@ -119,5 +130,6 @@ func (ToolCallFinished) event() {}
 func (UsageReported) event()    {}
 func (StepRetried) event()      {}
 func (ApprovalDecided) event()  {}
+func (ToolProgress) event()     {}
 func (TurnFailed) event()       {}
 func (TurnEnded) event()        {}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -130,6 +131,9 @@ func (p *TextPrinter) Observe(e loop.Event) {
 			mark = p.style(ansiRed, "✗")
 		}
 		p.line(fmt.Sprintf("  %s %s: %s %s", mark, e.Call.Name, brief, p.style(ansiDim, "("+formatDuration(e.Duration)+")")))
+	case loop.ToolProgress:
+		p.stopSpinner()
+		p.line(p.style(ansiDim, "  … "+e.ToolName+": "+progressText(e)))
 	case loop.StepRetried:
 		p.stopSpinner()
 		p.newline()
@@ -392,6 +396,14 @@ type (
 		Repeat     int    `json:"repeat"`
 		Cancelled  bool   `json:"cancelled"`
 	}
+	ToolProgressEvent struct {
+		Type     string  `json:"type"`
+		ID       string  `json:"id"`
+		Name     string  `json:"name"`
+		Progress float64 `json:"progress"`
+		Total    float64 `json:"total,omitempty"`
+		Message  string  `json:"message,omitempty"`
+	}
 	ApprovalEvent struct {
 		Type        string `json:"type"`
 		ToolCallID  string `json:"tool_call_id"`
@@ -448,6 +460,9 @@ func JSONEvent(e loop.Event) any {
 		return ToolResultEvent{Type: "tool_result", Step: e.Step, ID: e.Call.ID, Name: e.Call.Name, Status: statusOf[r.Kind],
 			IsError: r.IsError(), Brief: r.Brief, Message: r.Message, Output: r.OutputText(), Feedback: r.Feedback,
 			DurationMS: e.Duration.Milliseconds(), Repeat: e.Repeat, Cancelled: e.Cancelled}
+	case loop.ToolProgress:
+		return ToolProgressEvent{Type: "tool_progress", ID: e.ToolCallID, Name: e.ToolName, Progress: e.Progress,
+			Total: e.Total, Message: e.Message}
 	case loop.ApprovalDecided:
 		return ApprovalEvent{Type: "approval", ToolCallID: e.ToolCallID, Tool: e.ToolName, Action: e.Action,
 			Description: e.Description, Approved: e.Approved, Feedback: e.Feedback, Answer: e.Answer, ForSession: e.ForSession}
@@ -466,4 +481,16 @@ func JSONEvent(e loop.Event) any {
 		return ev
 	}
 	return nil
+}
+
+// progressText is "3/10 message", "3 message" when the total is unknown.
+func progressText(e loop.ToolProgress) string {
+	text := strconv.FormatFloat(e.Progress, 'f', -1, 64)
+	if e.Total > 0 {
+		text += "/" + strconv.FormatFloat(e.Total, 'f', -1, 64)
+	}
+	if e.Message != "" {
+		text += " " + e.Message
+	}
+	return text
 }

@@ -482,3 +482,18 @@ func (n *notifyingReader) ReadLine(ctx context.Context, prompt string) (string, 
 	n.reads <- struct{}{}
 	return n.LineReader.ReadLine(ctx, prompt)
 }
+
+func TestProgressText(t *testing.T) {
+	tests := []struct {
+		e    loop.ToolProgress
+		want string
+	}{
+		{loop.ToolProgress{Progress: 3, Total: 10, Message: "indexing"}, "3/10 indexing"},
+		{loop.ToolProgress{Progress: 0.5}, "0.5"},
+	}
+	for _, tt := range tests {
+		if got := progressText(tt.e); got != tt.want {
+			t.Errorf("progressText(%+v) = %q, want %q", tt.e, got, tt.want)
+		}
+	}
+}
