@@ -217,3 +217,16 @@ func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+func TestToolsDescribe(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"agent.yaml": echoAgent, "s.md": "hi"})
+	r := runHost(t, dir, "", "tools", "describe", "Echo")
+	for _, want := range []string{"Name:         Echo", "Source:       plugin echo (", "Capabilities: -", `"required": [`, "Echo the given text back"} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Fatalf("describe lacks %q: exit %d\n%s%s", want, r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := runHost(t, dir, "", "tools", "describe", "Nope"); r.code != 2 || !strings.Contains(r.stderr, "Tool `Nope` not found in agent.yaml (tools: Echo)") {
+		t.Fatalf("describe unknown: %+v", r)
+	}
+}

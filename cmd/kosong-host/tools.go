@@ -116,8 +116,16 @@ func newToolsDescribeCmd(g *globals) *cobra.Command {
 			_ = json.Unmarshal(s.Parameters, &schema)
 			pretty, _ := json.MarshalIndent(schema, "", "  ")
 			out := cmd.OutOrStdout()
+			timeout := s.Timeout.String()
+			if s.Timeout == 0 {
+				timeout = "set by the source (MCP: an idle timeout, reset by progress)"
+			}
+			caps := strings.Join(s.Capabilities, ", ")
+			if caps == "" {
+				caps = "-"
+			}
 			fmt.Fprintf(out, "Name:         %s\nSource:       %s\nCapabilities: %s\nTimeout:      %s\n\n%s\n\nParameters:\n%s\n",
-				s.Name, s.Source, strings.Join(s.Capabilities, ", "), s.Timeout, s.Description, pretty)
+				s.Name, s.Source, caps, timeout, s.Description, pretty)
 			return nil
 		},
 	}
