@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -319,3 +320,62 @@ func BenchmarkPluginStart(b *testing.B) {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
+
+// BenchmarkCancel: from cancelling a call in the host to the tool seeing
+// its context cancelled inside the plugin (the plugin writes the moment
+// down; the clock is the same machine's).
+func BenchmarkCancel(b *testing.B) {
+	cc, err := testbin.Build("host/testdata/plugins/capcheck", "capcheck")
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	os.WriteFile(filepath.Join(dir, "s.md"), []byte("x"), 0o644)
+	path := filepath.Join(dir, "agent.yaml")
+	os.WriteFile(path, []byte(fmt.Sprintf("version: 1\nagent:\n  name: b\n  system_prompt_path: ./s.md\n  tools: [%q]\n", cc+":Linger")), 0o644)
+	state := b.TempDir()
+	a, err := agent.Load(context.Background(), path, agent.Options{WorkDir: dir, StateDir: state, Decider: approval.Yolo{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	const n = 200
+	lat := make([]time.Duration, 0, n)
+	b.ResetTimer()
+	for i := range n {
+		id := fmt.Sprintf("c%d", i)
+		ctx, cancel := context.WithCancel(context.Background())
+		p := a.Toolset.Handle(ctx, providers.ToolCall{ID: id, Name: "Linger", Arguments: "{}"})
+		pluginState := filepath.Join(state, "plugins", "capcheck")
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Microsecond) {
+			if _, err := os.Stat(filepath.Join(pluginState, "started-"+id)); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("call %s never started", id)
+			}
+		}
+		t0 := time.Now()
+		cancel()
+		p.Result()
+		file := filepath.Join(pluginState, "cancelled-"+id)
+		var raw []byte
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+			if raw, err = os.ReadFile(file); err == nil && len(raw) > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("the plugin never saw the cancellation of %s", id)
+			}
+		}
+		seen, _ := strconv.ParseInt(string(raw), 10, 64)
+		lat = append(lat, time.Unix(0, seen).Sub(t0))
+	}
+	b.StopTimer()
+	p50, p99 := percentiles(lat)
+	slices.Sort(lat)
+	b.ReportMetric(us(p50), "cancel-p50-us")
+	b.ReportMetric(us(lat[len(lat)-1]), "cancel-max-us")
+	b.Logf("cancel in the host -> the tool's context done in the plugin, %d calls: p50 %.0f us, p99 %.0f us, max %.0f us (target < 1 s)",
+		n, us(p50), us(p99), us(lat[len(lat)-1]))
+}

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -110,6 +112,18 @@ func main() {
 				return pluginsdk.Ok("logged")
 			}, nil
 		}),
+		pluginsdk.NewTool[empty]("Linger", "Writes STATE_DIR/started-ID, waits for cancellation, then writes when it saw it to STATE_DIR/cancelled-ID.",
+			func(s pluginsdk.Session) (pluginsdk.HandlerFunc[empty], error) {
+				return func(ctx context.Context, _ empty) pluginsdk.Result {
+					id := pluginsdk.ToolCallID(ctx)
+					_ = os.WriteFile(filepath.Join(s.StateDir(), "started-"+id), nil, 0o644)
+					<-ctx.Done()
+					seen := time.Now().UnixNano()
+					path := filepath.Join(s.StateDir(), "cancelled-"+id)
+					_ = os.WriteFile(path, []byte(strconv.FormatInt(seen, 10)), 0o644)
+					return pluginsdk.Error("cancelled")
+				}, nil
+			}),
 		pluginsdk.NewTool[empty]("Skipped", "Never loads.", func() (pluginsdk.HandlerFunc[empty], error) {
 			return nil, pluginsdk.Skip("nothing to do here")
 		}),
