@@ -197,23 +197,17 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 			failures = append(failures, r.err.Error())
 			continue
 		}
-		a.Plugins = append(a.Plugins, &Plugin{Name: r.ref.Name, cfg: r.cfg, cur: r.plugin, backoff: opts.RestartBackoff})
+		a.Plugins = append(a.Plugins, &Plugin{Name: r.ref.Name, ref: r.ref, cfg: r.cfg, cur: r.plugin, backoff: opts.RestartBackoff})
 	}
 	// Load every plugin's tools in parallel too (constructors may call back
 	// into the host), then add them in spec order, so names and errors do not
 	// depend on timing.
 	loads := make([]pluginLoad, len(a.Plugins))
-	refs = refs[:0]
-	for _, r := range results {
-		if r.err == nil {
-			refs = append(refs, r.ref)
-		}
-	}
 	for i, p := range a.Plugins {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			loads[i] = a.loadPlugin(ctx, refs[i], p, opts)
+			loads[i] = a.loadPlugin(ctx, p, opts)
 		}()
 	}
 	wg.Wait()
@@ -255,7 +249,8 @@ type toolLoad struct {
 }
 
 // loadPlugin asks one plugin to construct its tools.
-func (a *Agent) loadPlugin(ctx context.Context, ref spec.PluginRef, p *Plugin, opts Options) (out pluginLoad) {
+func (a *Agent) loadPlugin(ctx context.Context, p *Plugin, opts Options) (out pluginLoad) {
+	ref := p.ref
 	described := map[string]*pluginv1.ToolSpec{}
 	var all []string
 	cur := p.cur

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/launcher"
+	"github.com/kosong-host/kosong-host/host/spec"
 	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
 
@@ -26,6 +27,7 @@ const (
 type Plugin struct {
 	Name string
 
+	ref  spec.PluginRef
 	cfg  launcher.Config
 	host *capability.Host
 	// req is the Load request, sent again after each restart with the new
