@@ -112,6 +112,9 @@ func WithDescriptionFile(fsys fs.FS, name string, data any) Option {
 
 // LoadDescription renders the text/template file name in fsys with data.
 func LoadDescription(fsys fs.FS, name string, data any) (string, error) {
+	if fsys == nil {
+		return "", fmt.Errorf("description %s: no file system given", name)
+	}
 	src, err := fs.ReadFile(fsys, name)
 	if err != nil {
 		return "", fmt.Errorf("description %s: %w", name, err)

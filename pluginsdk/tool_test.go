@@ -1,0 +1,79 @@
+package pluginsdk
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"testing/fstest"
+)
+
+type p struct {
+	N int `json:"n"`
+}
+
+type h struct{}
+
+func (h) Call(context.Context, p) Result { return Ok("") }
+
+func TestDeclarationErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		def  Definition
+		want string
+	}{
+		{"not a function", NewTool[p]("A", "d", 42), "tool A: constructor must be a function, got int"},
+		{"variadic", NewTool[p]("A", "d", func(...Approval) (h, error) { return h{}, nil }), "must not be variadic"},
+		{"bad results", NewTool[p]("A", "d", func() (h, int) { return h{}, 0 }), "must return (handler) or (handler, error)"},
+		{"wrong handler", NewTool[p]("A", "d", func() (string, error) { return "", nil }), "returns string, which does not implement"},
+		{"params not a struct", NewTool[int]("A", "d", func() (HandlerFunc[int], error) { return nil, nil }), "parameters type int must be a struct"},
+		{"raw schema not JSON", NewRawTool("A", "d", []byte("{"), func() (RawHandlerFunc, error) { return nil, nil }), "tool A: schema is not valid JSON"},
+		{"no file system", NewTool[p]("A", "d", func() (h, error) { return h{}, nil }, WithDescriptionFile(nil, "a.md", nil)), "description a.md: no file system given"},
+		{"missing description file", NewTool[p]("A", "d", func() (h, error) { return h{}, nil }, WithDescriptionFile(fstest.MapFS{}, "a.md", nil)), "description a.md: open a.md"},
+		{"template error", NewTool[p]("A", "d", func() (h, error) { return h{}, nil },
+			WithDescriptionFile(fstest.MapFS{"a.md": {Data: []byte("{{.Missing}}")}}, "a.md", map[string]string{})), "description a.md"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkDefinitions([]Definition{tt.def})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+	ok := NewTool[p]("A", "d", func() (h, error) { return h{}, nil })
+	if err := checkDefinitions([]Definition{ok, ok}); err == nil || !strings.Contains(err.Error(), "tool A is declared twice") {
+		t.Fatalf("duplicate: %v", err)
+	}
+	if err := checkDefinitions(nil); err == nil || !strings.Contains(err.Error(), "no tools to serve") {
+		t.Fatalf("none: %v", err)
+	}
+	if err := checkDefinitions([]Definition{ok}); err != nil {
+		t.Fatalf("valid declaration: %v", err)
+	}
+}
+
+func TestDecodeArgsDefaults(t *testing.T) {
+	type q struct {
+		Timeout int    `json:"timeout,omitempty" jsonschema:"default=60"`
+		Mode    string `json:"mode,omitempty" jsonschema:"default=overwrite"`
+	}
+	_, defaults, err := schemaFor[q]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args string
+		want q
+	}{
+		{``, q{60, "overwrite"}},
+		{`null`, q{60, "overwrite"}},
+		{`{"timeout":5}`, q{5, "overwrite"}},
+		{`{"mode":"append","timeout":1}`, q{1, "append"}},
+	}
+	for _, tt := range tests {
+		var got q
+		if err := decodeArgs([]byte(tt.args), defaults, &got); err != nil || got != tt.want {
+			t.Errorf("decodeArgs(%q) = %+v, %v", tt.args, got, err)
+		}
+	}
+}
