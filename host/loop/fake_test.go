@@ -116,12 +116,6 @@ func (t *fakeTool) Call(ctx context.Context, id string, args json.RawMessage) to
 	return t.fn(ctx, id, args)
 }
 
-func okTool(name, out string) *fakeTool {
-	return &fakeTool{name: name, fn: func(context.Context, string, json.RawMessage) toolset.Result {
-		return toolset.Result{Output: []providers.ContentPart{providers.TextPart(out)}, Brief: out}
-	}}
-}
-
 func newToolset(t testing.TB, tools ...toolset.Tool) *toolset.Toolset {
 	t.Helper()
 	ts := toolset.New(nil)

@@ -45,12 +45,11 @@ type Tool interface {
 type Toolset struct {
 	logger hclog.Logger
 
-	mu      sync.RWMutex
-	tools   map[string]*entry
-	order   []string
-	defs    []providers.ToolDef
-	active  map[string]int
-	closing bool
+	mu     sync.RWMutex
+	tools  map[string]*entry
+	order  []string
+	defs   []providers.ToolDef
+	active map[string]int
 }
 
 type entry struct {
