@@ -43,6 +43,7 @@ type runFlags struct {
 	baseURL      string
 	script       string
 	config       string
+	resume       string
 	maxSteps     int
 	yolo         bool
 	interactive  bool
@@ -78,6 +79,7 @@ telling the model that --yolo allows them, unless --yolo is given.`,
 	fl.StringVar(&f.config, "config", "", "configuration file of providers and model aliases (default $XDG_CONFIG_HOME/kosong-host/config.yaml)")
 	fl.StringVar(&f.baseURL, "base-url", "", "API base URL (overrides {PROVIDER}_BASE_URL)")
 	fl.StringVar(&f.script, "script", "", "script file of the scripted provider")
+	fl.StringVar(&f.resume, "resume", "", `continue a session with its history: a session id, or "last" for the newest`)
 	fl.IntVar(&f.maxSteps, "max-steps-per-turn", loop.DefaultMaxStepsPerTurn, "steps a turn may take before it is stopped")
 	fl.BoolVar(&f.yolo, "yolo", false, "approve every action without asking")
 	fl.BoolVarP(&f.interactive, "interactive", "i", false, "run the interactive session even when stdin is not a terminal (prompts and approval answers are read line by line)")
@@ -185,7 +187,13 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	if err != nil {
 		return exitCode(2, err)
 	}
-	sess, err := session.New(session.Options{})
+	var sess *session.Session
+	var history []providers.Message
+	if f.resume != "" {
+		sess, history, err = session.Open(session.Options{}, f.resume)
+	} else {
+		sess, err = session.New(session.Options{})
+	}
 	if err != nil {
 		return exitCode(2, err)
 	}
@@ -218,7 +226,7 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	}
 	defer a.Close()
 
-	l, err := loop.New(loop.Config{Provider: provider, Toolset: a.Toolset, System: system,
+	l, err := loop.New(loop.Config{Provider: provider, Toolset: a.Toolset, System: system, History: history,
 		MaxStepsPerTurn: f.maxSteps, Observer: fe.printer})
 	if err != nil {
 		return exitCode(2, err)

@@ -108,3 +108,33 @@ func TestRunStreamJSON(t *testing.T) {
 		t.Fatalf("event counts %v\n%s", counts, r.stdout)
 	}
 }
+
+// TestRunResume: a second run with --resume last sends the first run's turn
+// back to the model.
+func TestRunResume(t *testing.T) {
+	srv := openaitest.NewServer(t,
+		openaitest.Response{Text: []string{"The answer is 42."}},
+		openaitest.Response{Text: []string{"As I said, 42."}},
+	)
+	state := t.TempDir()
+	env := []string{"OPENAI_API_KEY=x", "OPENAI_BASE_URL=" + srv.BaseURL(), "XDG_STATE_HOME=" + state}
+	if r := runWithEnv(t, env, "run", "-p", "What is the answer?"); r.code != 0 {
+		t.Fatalf("first run: exit %d: %s", r.code, r.stderr)
+	}
+	if r := runWithEnv(t, env, "run", "--resume", "last", "-p", "Say it again."); r.code != 0 || !strings.Contains(r.stdout, "As I said, 42.") {
+		t.Fatalf("resumed run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	var texts []string
+	for _, m := range srv.Requests()[1].Chat.Messages {
+		texts = append(texts, m.Role+": "+m.Text())
+	}
+	got := strings.Join(texts, "|")
+	for _, want := range []string{"user: What is the answer?", "assistant: The answer is 42.", "user: Say it again."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("resumed request lacks %q: %s", want, got)
+		}
+	}
+	if r := runWithEnv(t, env, "run", "--resume", "20990101-000000-abcdef", "-p", "x"); r.code != 2 || !strings.Contains(r.stderr, "no session 20990101-000000-abcdef") {
+		t.Fatalf("unknown session: %+v", r)
+	}
+}

@@ -85,6 +85,51 @@ func New(opts Options) (*Session, error) {
 	return s, nil
 }
 
+// Last names the newest session in Open.
+const Last = "last"
+
+// Open reopens session id (or Last, the newest) to continue it, with its
+// saved history (empty if no turn was saved).
+func Open(opts Options, id string) (*Session, []providers.Message, error) {
+	root := opts.Root
+	if root == "" {
+		var err error
+		if root, err = Root(opts.Getenv); err != nil {
+			return nil, nil, err
+		}
+	}
+	if id == Last {
+		entries, err := os.ReadDir(root)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, nil, fmt.Errorf("session: %w", err)
+		}
+		// Ids start with their time, so the newest sorts last.
+		for _, e := range entries {
+			if e.IsDir() {
+				id = e.Name()
+			}
+		}
+		if id == Last {
+			return nil, nil, fmt.Errorf("session: there is no session to resume in %s", root)
+		}
+	}
+	if id == "" || filepath.Base(id) != id {
+		return nil, nil, fmt.Errorf("session: %q is not a session id", id)
+	}
+	s := &Session{ID: id, Dir: filepath.Join(root, id)}
+	if fi, err := os.Stat(s.Dir); err != nil || !fi.IsDir() {
+		return nil, nil, fmt.Errorf("session: no session %s in %s", id, root)
+	}
+	history, err := LoadHistory(s.HistoryPath())
+	if errors.Is(err, os.ErrNotExist) {
+		return s, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, history, nil
+}
+
 // HistoryPath is the path of the saved history.
 func (s *Session) HistoryPath() string { return filepath.Join(s.Dir, HistoryFile) }
 

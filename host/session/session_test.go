@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,5 +71,48 @@ func TestNewAndHistory(t *testing.T) {
 	entries, _ := os.ReadDir(s.Dir)
 	if len(entries) != 1 {
 		t.Fatalf("left-over files: %v", entries)
+	}
+}
+
+func TestOpen(t *testing.T) {
+	root := t.TempDir()
+	at := func(s string) func() time.Time {
+		return func() time.Time { tm, _ := time.Parse("20060102-150405", s); return tm }
+	}
+	old, err := New(Options{Root: root, Now: at("20260101-120000")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newest, err := New(Options{Root: root, Now: at("20260102-120000")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := []providers.Message{{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart("hi")}}}
+	if err := old.SaveHistory(saved); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		id, wantID string
+		history    int
+		err        string
+	}{
+		{old.ID, old.ID, 1, ""},
+		{Last, newest.ID, 0, ""},
+		{"20990101-000000-abcdef", "", 0, "session: no session 20990101-000000-abcdef in " + root},
+		{"../etc", "", 0, `session: "../etc" is not a session id`},
+	}
+	for _, tt := range tests {
+		s, h, err := Open(Options{Root: root}, tt.id)
+		switch {
+		case tt.err != "":
+			if err == nil || err.Error() != tt.err {
+				t.Errorf("Open(%q) err = %v, want %q", tt.id, err, tt.err)
+			}
+		case err != nil || s.ID != tt.wantID || len(h) != tt.history:
+			t.Errorf("Open(%q) = %v, %d messages, %v", tt.id, s, len(h), err)
+		}
+	}
+	if _, _, err := Open(Options{Root: t.TempDir()}, Last); err == nil || !strings.Contains(err.Error(), "there is no session to resume") {
+		t.Errorf("Open(last) with no session: %v", err)
 	}
 }
