@@ -118,6 +118,7 @@ func (p *Provider) contents(history []providers.Message) ([]*genai.Content, erro
 			} else {
 				fr.Response = map[string]any{"output": text}
 			}
+			fr.Parts = responseMedia(m.Content)
 			add(genai.RoleUser, []*genai.Part{{FunctionResponse: fr}})
 		default:
 			return nil, fmt.Errorf("message with unknown role %q", m.Role)
@@ -190,6 +191,24 @@ func userParts(content []providers.ContentPart) []*genai.Part {
 			}
 			if c.ImageURL != "" {
 				parts = append(parts, &genai.Part{FileData: &genai.FileData{FileURI: c.ImageURL, MIMEType: mime.TypeByExtension(path.Ext(c.ImageURL))}})
+			}
+		}
+	}
+	return parts
+}
+
+// responseMedia are the images of a tool result, as function response parts
+// (Gemini 3 reads media inside function responses); images given by an
+// http(s) URL stay in the text.
+func responseMedia(content []providers.ContentPart) []*genai.FunctionResponsePart {
+	var parts []*genai.FunctionResponsePart
+	for _, c := range content {
+		if c.Type != providers.PartImage {
+			continue
+		}
+		if media, data, ok := parseDataURL(c.ImageURL); ok {
+			if b, err := base64.StdEncoding.DecodeString(data); err == nil {
+				parts = append(parts, &genai.FunctionResponsePart{InlineData: &genai.FunctionResponseBlob{MIMEType: media, Data: b}})
 			}
 		}
 	}

@@ -214,7 +214,8 @@ func TestRequestMapping(t *testing.T) {
 			Content:            []providers.ContentPart{providers.TextPart("Checking.")},
 			ToolCalls: []providers.ToolCall{{ID: "Shell:0", Name: "Shell", Arguments: `{"command":"ls","n":12345678901}`},
 				{ID: "srv-id", Name: "ReadFile", Arguments: `not json`}}},
-		{Role: providers.RoleTool, ToolCallID: "Shell:0", Content: []providers.ContentPart{providers.TextPart("a.txt")}},
+		{Role: providers.RoleTool, ToolCallID: "Shell:0", Content: []providers.ContentPart{providers.TextPart("a.txt"),
+			{Type: providers.PartImage, ImageURL: "data:image/png;base64,aW1n"}}},
 		{Role: providers.RoleTool, ToolCallID: "srv-id", IsError: true, Content: []providers.ContentPart{providers.TextPart("<system>ERROR: no such file</system>")}},
 		{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart("and?")}},
 		// From another provider: no Gemini signature, an OpenAI-style id.
@@ -257,6 +258,10 @@ func TestRequestMapping(t *testing.T) {
 		res[1].FunctionResponse.Name != "ReadFile" || res[1].FunctionResponse.ID != "srv-id" || res[1].FunctionResponse.Response["error"] != "<system>ERROR: no such file</system>" ||
 		res[2].Text != "and?" {
 		t.Errorf("function responses %s", mustJSON(res))
+	}
+	if media := res[0].FunctionResponse.Parts; len(media) != 1 || media[0].InlineData == nil ||
+		media[0].InlineData.MIMEType != "image/png" || string(media[0].InlineData.Data) != "img" {
+		t.Errorf("function response media %s", mustJSON(res[0].FunctionResponse))
 	}
 	other := g.Contents[3].Parts
 	if len(other) != 2 || other[0].Thought || string(other[0].ThoughtSignature) != google.SkipSignature || other[1].ThoughtSignature != nil || other[0].FunctionCall.ID != "call_abc" {

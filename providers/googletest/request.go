@@ -72,6 +72,13 @@ type FunctionResponse struct {
 	ID       string         `json:"id"`
 	Name     string         `json:"name"`
 	Response map[string]any `json:"response"`
+	// Parts are the response's media.
+	Parts []struct {
+		InlineData *struct {
+			MIMEType string `json:"mimeType"`
+			Data     []byte `json:"data"`
+		} `json:"inlineData"`
+	} `json:"parts"`
 }
 
 // Tool is a tool of a request.
