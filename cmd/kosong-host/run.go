@@ -22,6 +22,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/repl"
 	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/spec"
+	"github.com/kosong-host/kosong-host/host/subagent"
 	"github.com/kosong-host/kosong-host/providers"
 	"github.com/kosong-host/kosong-host/providers/registry"
 )
@@ -225,6 +226,12 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 		return exitCode(2, err)
 	}
 	defer a.Close()
+	if len(s.Subagents) > 0 {
+		run := subagent.NewRunner(subagent.Config{Subagents: s.Subagents, Provider: provider, Options: opts, MaxStepsPerTurn: f.maxSteps})
+		if err := a.Toolset.Add(subagent.Tool(s.Subagents, run)); err != nil {
+			return exitCode(2, err)
+		}
+	}
 
 	l, err := loop.New(loop.Config{Provider: provider, Toolset: a.Toolset, System: system, History: history,
 		MaxStepsPerTurn: f.maxSteps, Observer: fe.printer})

@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -136,5 +137,41 @@ func TestRunResume(t *testing.T) {
 	}
 	if r := runWithEnv(t, env, "run", "--resume", "20990101-000000-abcdef", "-p", "x"); r.code != 2 || !strings.Contains(r.stderr, "no session 20990101-000000-abcdef") {
 		t.Fatalf("unknown session: %+v", r)
+	}
+}
+
+// TestRunSubagent: the Agent tool starts the explore subagent of the
+// default agent, which uses its own tools and answers.
+func TestRunSubagent(t *testing.T) {
+	work := writeFiles(t, map[string]string{
+		"src/loop.go": "package src\n",
+		"script.yaml": `
+turns:
+  - tool_calls: [{id: a1, name: Agent, arguments: {subagent: explore, prompt: "Which file holds the loop?"}}]
+  - tool_calls: [{id: g1, name: Glob, arguments: {pattern: "src/*.go"}}]
+  - text: "The loop lives in src/loop.go."
+  - text: "The explorer found it in src/loop.go."
+`})
+	r := runHostEnv(t, work, nil, "", "--agent", filepath.Join(testbin.Root(), "agent.yaml"), "run",
+		"--provider", "scripted", "--script", "script.yaml", "--output-format", "stream-json", "-p", "Find the loop.")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	found := false
+	var text strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var ev struct{ Type, ID, Status, Output, Text string }
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		switch {
+		case ev.Type == "tool_result" && ev.ID == "a1":
+			found = ev.Status == "ok" && ev.Output == "The loop lives in src/loop.go."
+		case ev.Type == "text":
+			text.WriteString(ev.Text)
+		}
+	}
+	if !found || text.String() != "The explorer found it in src/loop.go." {
+		t.Fatalf("subagent result missing (answer %q):\n%s", text.String(), r.stdout)
 	}
 }
