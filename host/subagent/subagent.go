@@ -149,4 +149,3 @@ func lastAnswer(history []providers.Message) string {
 	}
 	return ""
 }
-
