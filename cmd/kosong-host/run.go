@@ -45,6 +45,7 @@ type runFlags struct {
 	script       string
 	config       string
 	resume       string
+	contextSize  int64
 	maxSteps     int
 	yolo         bool
 	interactive  bool
@@ -81,6 +82,7 @@ telling the model that --yolo allows them, unless --yolo is given.`,
 	fl.StringVar(&f.baseURL, "base-url", "", "API base URL (overrides {PROVIDER}_BASE_URL)")
 	fl.StringVar(&f.script, "script", "", "script file of the scripted provider")
 	fl.StringVar(&f.resume, "resume", "", `continue a session with its history: a session id, or "last" for the newest`)
+	fl.Int64Var(&f.contextSize, "max-context-size", 0, "the model's context window in tokens, to compact the history as it nears it (default: the model alias's max_context_size; unknown: never)")
 	fl.IntVar(&f.maxSteps, "max-steps-per-turn", loop.DefaultMaxStepsPerTurn, "steps a turn may take before it is stopped")
 	fl.BoolVar(&f.yolo, "yolo", false, "approve every action without asking")
 	fl.BoolVarP(&f.interactive, "interactive", "i", false, "run the interactive session even when stdin is not a terminal (prompts and approval answers are read line by line)")
@@ -176,9 +178,13 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	if err != nil {
 		return exitCode(2, err)
 	}
-	provider, err := registry.New(providerOptions(f, s, workDir))
+	sel, err := registry.Select(providerOptions(f, s, workDir))
 	if err != nil {
 		return exitCode(2, err)
+	}
+	provider, contextSize := sel.Provider, int64(sel.MaxContextSize)
+	if f.contextSize > 0 {
+		contextSize = f.contextSize
 	}
 	system, err := prompt.Render(s.SystemPromptPath, s.SystemPromptArgs, prompt.Options{WorkDir: workDir})
 	if err != nil {
@@ -227,14 +233,15 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	}
 	defer a.Close()
 	if len(s.Subagents) > 0 {
-		run := subagent.NewRunner(subagent.Config{Subagents: s.Subagents, Provider: provider, Options: opts, MaxStepsPerTurn: f.maxSteps})
+		run := subagent.NewRunner(subagent.Config{Subagents: s.Subagents, Provider: provider, Options: opts,
+			MaxStepsPerTurn: f.maxSteps, MaxContextSize: contextSize})
 		if err := a.Toolset.Add(subagent.Tool(s.Subagents, run)); err != nil {
 			return exitCode(2, err)
 		}
 	}
 
 	l, err := loop.New(loop.Config{Provider: provider, Toolset: a.Toolset, System: system, History: history,
-		MaxStepsPerTurn: f.maxSteps, Observer: fe.printer})
+		MaxStepsPerTurn: f.maxSteps, Observer: fe.printer, MaxContextSize: contextSize})
 	if err != nil {
 		return exitCode(2, err)
 	}

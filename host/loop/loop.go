@@ -53,6 +53,9 @@ type Config struct {
 	Observer Observer
 	// CancelGrace; 0 means DefaultCancelGrace.
 	CancelGrace time.Duration
+	// MaxContextSize is the model's context window in tokens; when the
+	// context nears it the history is compacted. 0 (unknown) never compacts.
+	MaxContextSize int64
 }
 
 // StopReason says why a turn ended.
@@ -122,6 +125,8 @@ type Loop struct {
 	turnMu  sync.Mutex
 	mu      sync.Mutex
 	history []providers.Message
+	// tokens is the context size the last response reported (turn goroutine only).
+	tokens int64
 }
 
 // New returns a Loop.
@@ -203,11 +208,26 @@ func (l *Loop) turn(ctx context.Context) (TurnResult, error) {
 		if step > l.cfg.MaxStepsPerTurn {
 			return res, &MaxStepsError{N: l.cfg.MaxStepsPerTurn}
 		}
+		if needsCompaction(l.tokens, l.cfg.MaxContextSize) {
+			err := l.compact(ctx, l.tokens, &res.Usage)
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			if err != nil {
+				// The step goes on with the full history; the provider
+				// says so if it is really too long.
+				l.emit(Compacted{Tokens: l.tokens, Err: err})
+			}
+			l.tokens = 0
+		}
 		out, err := l.stepWithRetry(ctx, step, repeats, &res.Usage)
 		if err != nil {
 			return res, err
 		}
 		l.appendHistory(out.messages()...)
+		if out.contextTokens > 0 {
+			l.tokens = out.contextTokens
+		}
 		res.Steps = step
 		repeats = out.repeats
 		switch {

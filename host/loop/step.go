@@ -55,7 +55,10 @@ type stepOutput struct {
 	reasoning string
 	// signature is the provider's opaque reasoning signature, sent back.
 	signature string
-	calls     []*call
+	// contextTokens is the size of the context after this step's response
+	// (its input and output tokens), 0 when the provider reported none.
+	contextTokens int64
+	calls         []*call
 	// repeats counts, per call key, the consecutive steps ending with
 	// this one that made the call.
 	repeats map[string]int
@@ -161,6 +164,7 @@ func (l *Loop) step(ctx context.Context, n int, prevRepeats map[string]int, usag
 				case providers.EventUsage:
 					if u := it.ev.Usage; u != nil {
 						addUsage(usage, *u)
+						s.out.contextTokens = u.InputTokens + u.OutputTokens
 						l.emit(UsageReported{Step: n, Usage: *u})
 					}
 				}

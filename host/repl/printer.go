@@ -134,6 +134,10 @@ func (p *TextPrinter) Observe(e loop.Event) {
 	case loop.ToolProgress:
 		p.stopSpinner()
 		p.line(p.style(ansiDim, "  … "+e.ToolName+": "+progressText(e)))
+	case loop.Compacted:
+		p.stopSpinner()
+		p.newline()
+		p.line(p.style(ansiDim, e.String()))
 	case loop.StepRetried:
 		p.stopSpinner()
 		p.newline()
@@ -396,6 +400,13 @@ type (
 		Repeat     int    `json:"repeat"`
 		Cancelled  bool   `json:"cancelled"`
 	}
+	CompactionEvent struct {
+		Type       string `json:"type"`
+		Tokens     int64  `json:"tokens"`
+		Summarised int    `json:"summarised"`
+		Kept       int    `json:"kept"`
+		Error      string `json:"error,omitempty"`
+	}
 	ToolProgressEvent struct {
 		Type     string  `json:"type"`
 		ID       string  `json:"id"`
@@ -460,6 +471,12 @@ func JSONEvent(e loop.Event) any {
 		return ToolResultEvent{Type: "tool_result", Step: e.Step, ID: e.Call.ID, Name: e.Call.Name, Status: statusOf[r.Kind],
 			IsError: r.IsError(), Brief: r.Brief, Message: r.Message, Output: r.OutputText(), Feedback: r.Feedback,
 			DurationMS: e.Duration.Milliseconds(), Repeat: e.Repeat, Cancelled: e.Cancelled}
+	case loop.Compacted:
+		ev := CompactionEvent{Type: "compaction", Tokens: e.Tokens, Summarised: e.Summarised, Kept: e.Kept}
+		if e.Err != nil {
+			ev.Error = e.Err.Error()
+		}
+		return ev
 	case loop.ToolProgress:
 		return ToolProgressEvent{Type: "tool_progress", ID: e.ToolCallID, Name: e.ToolName, Progress: e.Progress,
 			Total: e.Total, Message: e.Message}

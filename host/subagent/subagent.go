@@ -95,6 +95,8 @@ type Config struct {
 	Options agent.Options
 	// MaxStepsPerTurn bounds the subagent's turn.
 	MaxStepsPerTurn int
+	// MaxContextSize is the model's context window (0: unknown).
+	MaxContextSize int64
 	// Observer receives the subagent loop's events; nil drops them.
 	Observer loop.Observer
 }
@@ -125,7 +127,7 @@ func NewRunner(cfg Config) Runner {
 		}
 		defer a.Close()
 		l, err := loop.New(loop.Config{Provider: cfg.Provider, Toolset: a.Toolset, System: system,
-			MaxStepsPerTurn: cfg.MaxStepsPerTurn, Observer: cfg.Observer})
+			MaxStepsPerTurn: cfg.MaxStepsPerTurn, Observer: cfg.Observer, MaxContextSize: cfg.MaxContextSize})
 		if err != nil {
 			return "", err
 		}
