@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"runtime/debug"
@@ -8,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/mcpserver"
 )
 
@@ -48,32 +50,27 @@ without asking. Tool failures and rejections are isError results.`,
 					return exitCode(2, err)
 				}
 			}
-			ctx, cancel := signalContext(cmd.Context())
-			defer cancel()
 			approvals := mcpserver.NewApprovals(yolo)
-			a, done, err := g.loadForTools(ctx, approvals)
-			if err != nil {
-				return err
-			}
-			defer done()
-			srv := mcpserver.New(a.Toolset, approvals, mcpserver.Options{Name: "kosong-host", Version: buildVersion(),
-				Logger: g.logger, Instructions: fmt.Sprintf("The tools of the kosong-host agent %q.", a.Spec.Name)})
-			if httpAddr == "" {
-				g.logger.Info("serving MCP over stdio", "agent", a.Spec.Name, "tools", len(a.Toolset.Names()))
-				if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil {
+			return g.withAgent(cmd, approvals, func(ctx context.Context, a *agent.Agent) error {
+				srv := mcpserver.New(a.Toolset, approvals, mcpserver.Options{Name: "kosong-host", Version: buildVersion(),
+					Logger: g.logger, Instructions: fmt.Sprintf("The tools of the kosong-host agent %q.", a.Spec.Name)})
+				if httpAddr == "" {
+					g.logger.Info("serving MCP over stdio", "agent", a.Spec.Name, "tools", len(a.Toolset.Names()))
+					if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil {
+						return exitCode(1, fmt.Errorf("mcp serve: %w", err))
+					}
+					return nil
+				}
+				ln, err := net.Listen("tcp", httpAddr)
+				if err != nil {
+					return exitCode(2, err)
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "kosong-host: serving the tools of agent %q over MCP at http://%s%s\n", a.Spec.Name, ln.Addr(), mcpserver.Path)
+				if err := srv.ServeHTTP(ctx, ln); err != nil {
 					return exitCode(1, fmt.Errorf("mcp serve: %w", err))
 				}
 				return nil
-			}
-			ln, err := net.Listen("tcp", httpAddr)
-			if err != nil {
-				return exitCode(2, err)
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "kosong-host: serving the tools of agent %q over MCP at http://%s%s\n", a.Spec.Name, ln.Addr(), mcpserver.Path)
-			if err := srv.ServeHTTP(ctx, ln); err != nil {
-				return exitCode(1, fmt.Errorf("mcp serve: %w", err))
-			}
-			return nil
+			})
 		},
 	}
 	fl := cmd.Flags()

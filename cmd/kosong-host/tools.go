@@ -49,6 +49,19 @@ func (g *globals) loadForTools(ctx context.Context, decider approval.Decider) (*
 	return a, func() { a.Close(); os.RemoveAll(stateDir) }, nil
 }
 
+// withAgent loads the agent for a tools command, runs fn with it and stops
+// it; SIGINT and SIGTERM cancel ctx.
+func (g *globals) withAgent(cmd *cobra.Command, decider approval.Decider, fn func(ctx context.Context, a *agent.Agent) error) error {
+	ctx, cancel := signalContext(cmd.Context())
+	defer cancel()
+	a, done, err := g.loadForTools(ctx, decider)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return fn(ctx, a)
+}
+
 // signalContext is cancelled on SIGINT or SIGTERM.
 func signalContext(parent context.Context) (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
@@ -61,33 +74,28 @@ func newToolsListCmd(g *globals) *cobra.Command {
 		Short: "Load the agent's plugins and MCP servers and list their tools: status, capabilities, source",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, cancel := signalContext(cmd.Context())
-			defer cancel()
-			a, done, err := g.loadForTools(ctx, approval.Deny{})
-			if err != nil {
-				return err
-			}
-			defer done()
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(a.Status)
-			}
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tSTATUS\tCAPABILITIES\tSOURCE")
-			for _, st := range a.Status {
-				status := st.Status
-				if st.Reason != "" {
-					status += ": " + st.Reason
+			return g.withAgent(cmd, approval.Deny{}, func(_ context.Context, a *agent.Agent) error {
+				out := cmd.OutOrStdout()
+				if asJSON {
+					enc := json.NewEncoder(out)
+					enc.SetIndent("", "  ")
+					return enc.Encode(a.Status)
 				}
-				caps := strings.Join(st.Capabilities, ", ")
-				if caps == "" {
-					caps = "-"
+				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "NAME\tSTATUS\tCAPABILITIES\tSOURCE")
+				for _, st := range a.Status {
+					status := st.Status
+					if st.Reason != "" {
+						status += ": " + st.Reason
+					}
+					caps := strings.Join(st.Capabilities, ", ")
+					if caps == "" {
+						caps = "-"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", st.Name, status, caps, st.Source)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", st.Name, status, caps, st.Source)
-			}
-			return tw.Flush()
+				return tw.Flush()
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for machines")
@@ -100,33 +108,28 @@ func newToolsDescribeCmd(g *globals) *cobra.Command {
 		Short: "Show a tool's description, parameters schema, capabilities and timeout",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := signalContext(cmd.Context())
-			defer cancel()
-			a, done, err := g.loadForTools(ctx, approval.Deny{})
-			if err != nil {
-				return err
-			}
-			defer done()
-			t, ok := a.Toolset.Find(args[0])
-			if !ok {
-				return exitCode(2, fmt.Errorf("Tool `%s` not found in %s (tools: %s)", args[0], g.agentPath, strings.Join(a.Toolset.Names(), ", ")))
-			}
-			s := t.Spec()
-			var schema any
-			_ = json.Unmarshal(s.Parameters, &schema)
-			pretty, _ := json.MarshalIndent(schema, "", "  ")
-			out := cmd.OutOrStdout()
-			timeout := s.Timeout.String()
-			if s.Timeout == 0 {
-				timeout = "set by the source (MCP: an idle timeout, reset by progress)"
-			}
-			caps := strings.Join(s.Capabilities, ", ")
-			if caps == "" {
-				caps = "-"
-			}
-			fmt.Fprintf(out, "Name:         %s\nSource:       %s\nCapabilities: %s\nTimeout:      %s\n\n%s\n\nParameters:\n%s\n",
-				s.Name, s.Source, caps, timeout, s.Description, pretty)
-			return nil
+			return g.withAgent(cmd, approval.Deny{}, func(_ context.Context, a *agent.Agent) error {
+				t, ok := a.Toolset.Find(args[0])
+				if !ok {
+					return exitCode(2, fmt.Errorf("Tool `%s` not found in %s (tools: %s)", args[0], g.agentPath, strings.Join(a.Toolset.Names(), ", ")))
+				}
+				s := t.Spec()
+				var schema any
+				_ = json.Unmarshal(s.Parameters, &schema)
+				pretty, _ := json.MarshalIndent(schema, "", "  ")
+				out := cmd.OutOrStdout()
+				timeout := s.Timeout.String()
+				if s.Timeout == 0 {
+					timeout = "set by the source (MCP: an idle timeout, reset by progress)"
+				}
+				caps := strings.Join(s.Capabilities, ", ")
+				if caps == "" {
+					caps = "-"
+				}
+				fmt.Fprintf(out, "Name:         %s\nSource:       %s\nCapabilities: %s\nTimeout:      %s\n\n%s\n\nParameters:\n%s\n",
+					s.Name, s.Source, caps, timeout, s.Description, pretty)
+				return nil
+			})
 		},
 	}
 }
@@ -141,8 +144,6 @@ func newToolsCallCmd(g *globals) *cobra.Command {
 			"Exit codes: 0 ok, 1 the tool returned an error or was rejected, 2 usage, spec or load error.",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := signalContext(cmd.Context())
-			defer cancel()
 			argsJSON, err := callArguments(cmd.InOrStdin(), args)
 			if err != nil {
 				return exitCode(2, err)
@@ -151,16 +152,13 @@ func newToolsCallCmd(g *globals) *cobra.Command {
 			if yolo {
 				decider = approval.Yolo{}
 			}
-			a, done, err := g.loadForTools(ctx, decider)
-			if err != nil {
-				return err
-			}
-			defer done()
-			start := time.Now()
-			call := providers.ToolCall{ID: fmt.Sprintf("tools-call-%d", start.UnixNano()), Name: args[0], Arguments: argsJSON}
-			r := a.Toolset.Handle(ctx, call).Result()
-			g.logger.Debug("tool call done", "tool", call.Name, "duration", time.Since(start))
-			return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), r, yolo)
+			return g.withAgent(cmd, decider, func(ctx context.Context, a *agent.Agent) error {
+				start := time.Now()
+				call := providers.ToolCall{ID: fmt.Sprintf("tools-call-%d", start.UnixNano()), Name: args[0], Arguments: argsJSON}
+				r := a.Toolset.Handle(ctx, call).Result()
+				g.logger.Debug("tool call done", "tool", call.Name, "duration", time.Since(start))
+				return printResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), r, yolo)
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&yolo, "yolo", false, "approve every action the tool asks approval for")
