@@ -143,6 +143,25 @@ func (e *Error) Retryable() bool {
 	return false
 }
 
+// NewError is a classified failure of the named provider; an auth error
+// names envVar, the variable holding the key.
+func NewError(provider string, kind ErrorKind, status int, envVar string, err error) *Error {
+	e := &Error{Provider: provider, Kind: kind, StatusCode: status, Err: err}
+	if kind == ErrAuth {
+		e.EnvVar = envVar
+	}
+	return e
+}
+
+// ContextError reports the end of ctx as such, not as a provider failure
+// (so it is never retried); nil while ctx is live.
+func ContextError(ctx context.Context, provider string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", provider, err)
+	}
+	return nil
+}
+
 // KindForStatus classifies an HTTP status of a provider's API: 401/403 are
 // auth errors, 429 rate limiting, 408 a connection error (the request timed
 // out), other 5xx server errors and other 4xx bad requests.

@@ -185,19 +185,9 @@ func (p *Provider) Stream(ctx context.Context, req providers.Request) (providers
 }
 
 func (p *Provider) newError(kind providers.ErrorKind, status int, err error) *providers.Error {
-	e := &providers.Error{Provider: p.cfg.Name, Kind: kind, StatusCode: status, Err: err}
-	if kind == providers.ErrAuth {
-		e.EnvVar = p.cfg.APIKeyEnv
-	}
-	return e
+	return providers.NewError(p.cfg.Name, kind, status, p.cfg.APIKeyEnv, err)
 }
 
-// ctxError reports the end of ctx as such: it is no provider failure.
-func (p *Provider) ctxError(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%s: %w", p.cfg.Name, err)
-	}
-	return nil
-}
+func (p *Provider) ctxError(ctx context.Context) error { return providers.ContextError(ctx, p.cfg.Name) }
 
 var errTruncated = errors.New("the stream ended before the response was complete (no message_stop)")
