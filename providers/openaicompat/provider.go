@@ -303,6 +303,8 @@ func (p *Provider) newError(kind providers.ErrorKind, status int, err error) *pr
 	return providers.NewError(p.cfg.Name, kind, status, p.cfg.APIKeyEnv, err)
 }
 
-func (p *Provider) ctxError(ctx context.Context) error { return providers.ContextError(ctx, p.cfg.Name) }
+func (p *Provider) ctxError(ctx context.Context) error {
+	return providers.ContextError(ctx, p.cfg.Name)
+}
 
 var errTruncated = errors.New("the stream ended before the response was complete (no finish_reason, no [DONE])")
