@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -32,6 +31,8 @@ type block struct {
 }
 
 type stream struct {
+	providers.EventQueue
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	p      *Provider
@@ -40,35 +41,19 @@ type stream struct {
 	blocks    map[int64]*block
 	thoughts  []storedBlock // thinking and redacted_thinking blocks, in order
 	reasoning strings.Builder
-	events    []providers.Event
 	sawText   bool
 	calls     int
 	stopped   bool // message_stop seen
 	usage     providers.Usage
 	sawUsage  bool
 	signature string
-	finished  bool
-	err       error
 	closeOnce sync.Once
 }
 
 var _ providers.Stream = (*stream)(nil)
 
 // Next implements providers.Stream.
-func (s *stream) Next() (providers.Event, error) {
-	for len(s.events) == 0 {
-		if s.err != nil {
-			return providers.Event{}, s.err
-		}
-		if s.finished {
-			return providers.Event{}, io.EOF
-		}
-		s.step()
-	}
-	ev := s.events[0]
-	s.events = s.events[1:]
-	return ev, nil
-}
+func (s *stream) Next() (providers.Event, error) { return s.Pop(s.step) }
 
 // Close implements providers.Stream. It may be called while Next waits:
 // the request is cancelled.
@@ -88,11 +73,11 @@ func (s *stream) Close() error {
 func (s *stream) ReasoningSignature() string { return s.signature }
 
 func (s *stream) fail(err error) {
-	s.err = err
+	s.Err = err
 	_ = s.Close()
 }
 
-func (s *stream) emit(ev providers.Event) { s.events = append(s.events, ev) }
+func (s *stream) emit(ev providers.Event) { s.Events = append(s.Events, ev) }
 
 // step reads one event and queues what it yields.
 func (s *stream) step() {
@@ -222,7 +207,7 @@ func (s *stream) setUsage(input, cacheRead, cacheCreation, output int64) {
 func (s *stream) end() {
 	defer s.Close()
 	if !s.stopped {
-		s.err = s.p.newError(providers.ErrConnection, 0, errTruncated)
+		s.Err = s.p.newError(providers.ErrConnection, 0, errTruncated)
 		return
 	}
 	// Blocks left open by a sloppy server: complete them in order.
@@ -237,7 +222,7 @@ func (s *stream) end() {
 		s.stop(b)
 	}
 	if !s.sawText && s.calls == 0 {
-		s.err = s.p.newError(providers.ErrEmptyResponse, 0, errors.New("the model returned no text and no tool call"))
+		s.Err = s.p.newError(providers.ErrEmptyResponse, 0, errors.New("the model returned no text and no tool call"))
 		return
 	}
 	s.signature = encodeSignature(s.thoughts, s.reasoning.String())
@@ -245,7 +230,7 @@ func (s *stream) end() {
 		u := s.usage
 		s.emit(providers.Event{Kind: providers.EventUsage, Usage: &u})
 	}
-	s.finished = true
+	s.Finished = true
 }
 
 func newCallID() string {

@@ -90,17 +90,6 @@ func NewServer(t testing.TB, responses ...Response) *Server {
 // /v1/messages).
 func (s *Server) BaseURL() string { return s.URL }
 
-// LastRequest returns the last request received; it fails the test if
-// there was none.
-func (s *Server) LastRequest(t testing.TB) Request {
-	t.Helper()
-	reqs := s.Requests()
-	if len(reqs) == 0 {
-		t.Fatal("anthropictest: no request received")
-	}
-	return reqs[len(reqs)-1]
-}
-
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	rec := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body}

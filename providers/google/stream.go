@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 
@@ -15,6 +14,8 @@ import (
 )
 
 type stream struct {
+	providers.EventQueue
+
 	ctx    context.Context
 	cancel context.CancelFunc
 	p      *Provider
@@ -27,7 +28,6 @@ type stream struct {
 	pendingOK bool
 	primed    bool
 
-	events    []providers.Event
 	sawText   bool
 	calls     int
 	finish    genai.FinishReason
@@ -37,28 +37,13 @@ type stream struct {
 	reasoning strings.Builder
 	sigs      signatures
 	signature string
-	finished  bool
-	err       error
 	closeOnce sync.Once
 }
 
 var _ providers.Stream = (*stream)(nil)
 
 // Next implements providers.Stream.
-func (s *stream) Next() (providers.Event, error) {
-	for len(s.events) == 0 {
-		if s.err != nil {
-			return providers.Event{}, s.err
-		}
-		if s.finished {
-			return providers.Event{}, io.EOF
-		}
-		s.step()
-	}
-	ev := s.events[0]
-	s.events = s.events[1:]
-	return ev, nil
-}
+func (s *stream) Next() (providers.Event, error) { return s.Pop(s.step) }
 
 // Close implements providers.Stream. It may be called while Next waits:
 // the request is cancelled.
@@ -88,11 +73,11 @@ func (s *stream) pull() (*genai.GenerateContentResponse, error, bool) {
 }
 
 func (s *stream) fail(err error) {
-	s.err = err
+	s.Err = err
 	_ = s.Close()
 }
 
-func (s *stream) emit(ev providers.Event) { s.events = append(s.events, ev) }
+func (s *stream) emit(ev providers.Event) { s.Events = append(s.Events, ev) }
 
 // step reads one chunk and queues its events.
 func (s *stream) step() {
@@ -186,13 +171,13 @@ func (s *stream) end() {
 	defer s.Close()
 	switch {
 	case s.blocked != "" && !s.sawText && s.calls == 0:
-		s.err = s.p.newError(providers.ErrBadRequest, 0, fmt.Errorf("the prompt was blocked (%s)", s.blocked))
+		s.Err = s.p.newError(providers.ErrBadRequest, 0, fmt.Errorf("the prompt was blocked (%s)", s.blocked))
 		return
 	case s.finish == "":
-		s.err = s.p.newError(providers.ErrConnection, 0, errTruncated)
+		s.Err = s.p.newError(providers.ErrConnection, 0, errTruncated)
 		return
 	case !s.sawText && s.calls == 0:
-		s.err = s.p.newError(providers.ErrEmptyResponse, 0, fmt.Errorf("the model returned no text and no tool call (finish reason %s)", s.finish))
+		s.Err = s.p.newError(providers.ErrEmptyResponse, 0, fmt.Errorf("the model returned no text and no tool call (finish reason %s)", s.finish))
 		return
 	}
 	s.signature = s.sigs.encode()
@@ -200,7 +185,7 @@ func (s *stream) end() {
 		u := s.usage
 		s.emit(providers.Event{Kind: providers.EventUsage, Usage: &u})
 	}
-	s.finished = true
+	s.Finished = true
 }
 
 var errTruncated = errors.New("the stream ended before the response was complete (no finish reason)")

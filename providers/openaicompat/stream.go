@@ -81,18 +81,17 @@ func (u *wireUsage) usage() *providers.Usage {
 }
 
 type stream struct {
+	providers.EventQueue
+
 	ctx context.Context
 	p   *Provider
 	raw *openai.ChatCompletionStream
 	w   *watch
 
-	events    []providers.Event
 	calls     accumulator
 	sawText   bool
 	sawFinish bool
 	usage     *providers.Usage
-	finished  bool
-	err       error
 	closeOnce sync.Once
 }
 
@@ -101,20 +100,7 @@ func newStream(ctx context.Context, p *Provider, raw *openai.ChatCompletionStrea
 }
 
 // Next implements providers.Stream.
-func (s *stream) Next() (providers.Event, error) {
-	for len(s.events) == 0 {
-		if s.err != nil {
-			return providers.Event{}, s.err
-		}
-		if s.finished {
-			return providers.Event{}, io.EOF
-		}
-		s.step()
-	}
-	ev := s.events[0]
-	s.events = s.events[1:]
-	return ev, nil
-}
+func (s *stream) Next() (providers.Event, error) { return s.Pop(s.step) }
 
 // Close implements providers.Stream.
 func (s *stream) Close() error {
@@ -124,7 +110,7 @@ func (s *stream) Close() error {
 }
 
 func (s *stream) fail(err error) {
-	s.err = err
+	s.Err = err
 	_ = s.Close()
 }
 
@@ -161,12 +147,12 @@ func (s *stream) step() {
 			reasoning = d.Reasoning
 		}
 		if reasoning != nil && *reasoning != "" {
-			s.events = append(s.events, providers.Event{Kind: providers.EventReasoning, Text: *reasoning})
+			s.Events = append(s.Events, providers.Event{Kind: providers.EventReasoning, Text: *reasoning})
 		}
 		for _, text := range []*string{d.Content, d.Refusal} {
 			if text != nil && *text != "" {
 				s.sawText = true
-				s.events = append(s.events, providers.Event{Kind: providers.EventText, Text: *text})
+				s.Events = append(s.Events, providers.Event{Kind: providers.EventText, Text: *text})
 			}
 		}
 		for _, tc := range d.ToolCalls {
@@ -189,7 +175,7 @@ func (s *stream) step() {
 
 func (s *stream) emit(calls []*providers.ToolCall) {
 	for _, tc := range calls {
-		s.events = append(s.events, providers.Event{Kind: providers.EventToolCall, ToolCall: tc})
+		s.Events = append(s.Events, providers.Event{Kind: providers.EventToolCall, ToolCall: tc})
 	}
 }
 
@@ -197,23 +183,23 @@ func (s *stream) emit(calls []*providers.ToolCall) {
 func (s *stream) end() {
 	defer s.Close()
 	if !s.w.sawDone && !s.sawFinish {
-		s.err = s.p.newError(providers.ErrConnection, 0, errTruncated)
+		s.Err = s.p.newError(providers.ErrConnection, 0, errTruncated)
 		return
 	}
 	rest, err := s.calls.flushAll()
 	if err != nil {
-		s.err = s.p.newError(providers.ErrServer, 0, err)
+		s.Err = s.p.newError(providers.ErrServer, 0, err)
 		return
 	}
 	s.emit(rest)
 	if !s.sawText && s.calls.emitted == 0 {
-		s.err = s.p.newError(providers.ErrEmptyResponse, 0, errors.New("the model returned no text and no tool call"))
+		s.Err = s.p.newError(providers.ErrEmptyResponse, 0, errors.New("the model returned no text and no tool call"))
 		return
 	}
 	if s.usage != nil {
-		s.events = append(s.events, providers.Event{Kind: providers.EventUsage, Usage: s.usage})
+		s.Events = append(s.Events, providers.Event{Kind: providers.EventUsage, Usage: s.usage})
 	}
-	s.finished = true
+	s.Finished = true
 }
 
 // pendingCall is a tool call being assembled from fragments.

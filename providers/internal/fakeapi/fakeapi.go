@@ -2,7 +2,10 @@
 // queue of scripted responses and the record of the requests received.
 package fakeapi
 
-import "sync"
+import (
+	"sync"
+	"testing"
+)
 
 // Script is a queue of scripted responses and a record of requests; it is
 // safe for concurrent use.
@@ -48,4 +51,15 @@ func (s *Script[Resp, Req]) Next(rec Req) (resp Resp, n int, ok bool) {
 		resp, s.queue, ok = s.queue[0], s.queue[1:], true
 	}
 	return resp, len(s.requests), ok
+}
+
+// LastRequest returns the last request received; it fails the test if
+// there was none.
+func (s *Script[Resp, Req]) LastRequest(t testing.TB) Req {
+	t.Helper()
+	reqs := s.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("fake provider server: no request received")
+	}
+	return reqs[len(reqs)-1]
 }

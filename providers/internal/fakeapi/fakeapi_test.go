@@ -15,3 +15,12 @@ func TestScript(t *testing.T) {
 		t.Fatalf("requests %v pending %d", got, s.Pending())
 	}
 }
+
+func TestLastRequest(t *testing.T) {
+	s := NewScript[string, int](nil)
+	s.Next(1)
+	s.Next(2)
+	if got := s.LastRequest(t); got != 2 {
+		t.Fatalf("last request %d", got)
+	}
+}
