@@ -36,6 +36,21 @@ type ContentPart struct {
 	ImageURL string `json:"image_url,omitempty"`
 }
 
+// ParseDataURL splits an image URL of the form data:MEDIA;base64,DATA; ok
+// is false for any other URL.
+func ParseDataURL(u string) (media, data string, ok bool) {
+	rest, ok := strings.CutPrefix(u, "data:")
+	if !ok {
+		return "", "", false
+	}
+	head, data, ok := strings.Cut(rest, ",")
+	if !ok {
+		return "", "", false
+	}
+	media, ok = strings.CutSuffix(head, ";base64")
+	return media, data, ok
+}
+
 // TextPart returns a text content part.
 func TextPart(s string) ContentPart { return ContentPart{Type: PartText, Text: s} }
 

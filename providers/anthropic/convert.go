@@ -183,7 +183,7 @@ func contentBlocks(parts []providers.ContentPart) []anthropic.ContentBlockParamU
 				out = append(out, anthropic.NewTextBlock(p.Text))
 			}
 		case providers.PartImage:
-			if media, data, ok := parseDataURL(p.ImageURL); ok {
+			if media, data, ok := providers.ParseDataURL(p.ImageURL); ok {
 				out = append(out, anthropic.NewImageBlockBase64(media, data))
 			} else if p.ImageURL != "" {
 				out = append(out, anthropic.NewImageBlock(anthropic.URLImageSourceParam{URL: p.ImageURL}))
@@ -191,20 +191,6 @@ func contentBlocks(parts []providers.ContentPart) []anthropic.ContentBlockParamU
 		}
 	}
 	return out
-}
-
-// parseDataURL splits data:MEDIA;base64,DATA.
-func parseDataURL(u string) (media, data string, ok bool) {
-	rest, ok := strings.CutPrefix(u, "data:")
-	if !ok {
-		return "", "", false
-	}
-	head, data, ok := strings.Cut(rest, ",")
-	if !ok {
-		return "", "", false
-	}
-	media, ok = strings.CutSuffix(head, ";base64")
-	return media, data, ok
 }
 
 // toolInput is a call's arguments as the tool_use input: the JSON object,

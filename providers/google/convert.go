@@ -183,7 +183,7 @@ func userParts(content []providers.ContentPart) []*genai.Part {
 				parts = append(parts, &genai.Part{Text: c.Text})
 			}
 		case providers.PartImage:
-			if media, data, ok := parseDataURL(c.ImageURL); ok {
+			if media, data, ok := providers.ParseDataURL(c.ImageURL); ok {
 				if b, err := base64.StdEncoding.DecodeString(data); err == nil {
 					parts = append(parts, &genai.Part{InlineData: &genai.Blob{MIMEType: media, Data: b}})
 					continue
@@ -206,25 +206,11 @@ func responseMedia(content []providers.ContentPart) []*genai.FunctionResponsePar
 		if c.Type != providers.PartImage {
 			continue
 		}
-		if media, data, ok := parseDataURL(c.ImageURL); ok {
+		if media, data, ok := providers.ParseDataURL(c.ImageURL); ok {
 			if b, err := base64.StdEncoding.DecodeString(data); err == nil {
 				parts = append(parts, &genai.FunctionResponsePart{InlineData: &genai.FunctionResponseBlob{MIMEType: media, Data: b}})
 			}
 		}
 	}
 	return parts
-}
-
-// parseDataURL splits data:MEDIA;base64,DATA.
-func parseDataURL(u string) (media, data string, ok bool) {
-	rest, ok := strings.CutPrefix(u, "data:")
-	if !ok {
-		return "", "", false
-	}
-	head, data, ok := strings.Cut(rest, ",")
-	if !ok {
-		return "", "", false
-	}
-	media, ok = strings.CutSuffix(head, ";base64")
-	return media, data, ok
 }

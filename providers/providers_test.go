@@ -55,3 +55,21 @@ func TestEventQueue(t *testing.T) {
 		})
 	}
 }
+
+func TestParseDataURL(t *testing.T) {
+	tests := []struct {
+		url, media, data string
+		ok               bool
+	}{
+		{"data:image/png;base64,aGk=", "image/png", "aGk=", true},
+		{"data:image/png,raw", "", "", false},
+		{"data:image/png;base64", "", "", false},
+		{"https://example.com/a.png", "", "", false},
+	}
+	for _, tt := range tests {
+		media, data, ok := ParseDataURL(tt.url)
+		if media != tt.media || data != tt.data || ok != tt.ok {
+			t.Errorf("ParseDataURL(%q) = %q %q %v", tt.url, media, data, ok)
+		}
+	}
+}
