@@ -68,7 +68,7 @@ func TestParseDataURL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		media, data, ok := ParseDataURL(tt.url)
-		if media != tt.media || data != tt.data || ok != tt.ok {
+		if ok != tt.ok || (ok && (media != tt.media || data != tt.data)) {
 			t.Errorf("ParseDataURL(%q) = %q %q %v", tt.url, media, data, ok)
 		}
 	}
