@@ -193,11 +193,31 @@ func (ts *Toolset) run(ctx context.Context, e *entry, id string, args json.RawMe
 		defer cancel()
 	}
 	r = e.tool.Call(ctx, id, args)
+	if r.Kind != Ok {
+		awaitNearDeadline(ctx)
+	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) && r.Kind != Ok {
 		return Result{Kind: Failed, Message: fmt.Sprintf("Tool %s timed out after %s", e.spec.Name, e.spec.Timeout),
 			Brief: "Timed out", Output: r.Output}
 	}
 	return r
+}
+
+// deadlineSlack is how close to its deadline a failed call counts as one
+// that ran into it. The plugin holds the same deadline (gRPC sends it along)
+// and may end the stream a moment before the host's own timer fires,
+// particularly on a loaded machine.
+const deadlineSlack = 250 * time.Millisecond
+
+// awaitNearDeadline waits for ctx to end when its deadline is at most
+// deadlineSlack away, so that a failure caused by the deadline is reported
+// as a timeout whichever side noticed it first.
+func awaitNearDeadline(ctx context.Context) {
+	dl, ok := ctx.Deadline()
+	if !ok || time.Until(dl) > deadlineSlack {
+		return
+	}
+	<-ctx.Done()
 }
 
 func withID(r Result, id string) Result {

@@ -48,6 +48,21 @@ func TestHandle(t *testing.T) {
 				<-ctx.Done()
 				return Result{Kind: Failed, Message: "interrupted", Output: []providers.ContentPart{providers.TextPart("partial")}}
 			}},
+		// The plugin holds the same deadline and may end the stream a
+		// moment before the host's timer fires.
+		fakeTool{spec: Spec{Name: "EndsFirst", Parameters: json.RawMessage(`{"type":"object"}`), Timeout: 200 * time.Millisecond},
+			call: func(ctx context.Context, _ string, _ json.RawMessage) Result {
+				dl, _ := ctx.Deadline()
+				<-time.After(time.Until(dl) - 20*time.Millisecond)
+				if ctx.Err() != nil {
+					return Result{Kind: Failed, Message: "the host's timer fired early"}
+				}
+				return Result{Kind: Failed, Message: "Error running tool: stream terminated by RST_STREAM with error code: CANCEL"}
+			}},
+		fakeTool{spec: Spec{Name: "FailsFast", Parameters: json.RawMessage(`{"type":"object"}`), Timeout: time.Minute},
+			call: func(context.Context, string, json.RawMessage) Result {
+				return Result{Kind: Failed, Message: "Error running tool: no such table", Brief: "Tool runtime error"}
+			}},
 	)
 	tests := []struct {
 		name, tool, args string
@@ -58,6 +73,8 @@ func TestHandle(t *testing.T) {
 		{"valid", "Shell", `{"command":"ls"}`, Ok, "", "", `{"command":"ls"}`},
 		{"empty arguments are {}", "Boom", ``, Failed, "Error running tool: host-side adapter bug", "Tool runtime error", ""},
 		{"null arguments are {}", "Slow", `null`, Failed, "Tool Slow timed out after 50ms", "Timed out", "partial"},
+		{"plugin ends a call at its deadline first", "EndsFirst", `{}`, Failed, "Tool EndsFirst timed out after 200ms", "Timed out", ""},
+		{"failure long before the deadline", "FailsFast", `{}`, Failed, "Error running tool: no such table", "Tool runtime error", ""},
 		{"not found", "Nope", `{}`, Failed, "Tool `Nope` not found", "Tool `Nope` not found", ""},
 		{"not JSON", "Shell", `{"command":`, Failed, "Error parsing JSON arguments: unexpected EOF", "Invalid arguments", ""},
 		{"wrong type", "Shell", `{"command":1}`, Failed, "Error validating JSON arguments: at /command: got number, want string", "Invalid arguments", ""},
