@@ -14,7 +14,7 @@ import (
 // TLSBundle is the one-time TLS material the host mints for one plugin and
 // hands it over an inherited file descriptor (never the command line or the
 // environment): the plugin's certificate and key, and the host's certificate
-// to trust. Both certificates are self-signed Ed25519 certificates for
+// to trust. Both certificates are self-signed ECDSA P-256 certificates for
 // "localhost", valid for this run only.
 type TLSBundle struct {
 	CertPEM     []byte `json:"cert_pem"`

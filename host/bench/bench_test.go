@@ -310,7 +310,7 @@ func BenchmarkPluginStart(b *testing.B) {
 	b.ReportMetric(float64(parWall)/float64(optimum), "parallel/optimum")
 	b.ReportMetric(float64(agentWall.Microseconds())/1e3, "agent-load-ms")
 	b.Logf("plugin start (p50 of %d, wall / CPU of host+plugin):", rounds)
-	b.Logf("  one plugin, mutual TLS (Ed25519): %6.1f ms / %6.1f ms CPU", ms(tlsWall), ms(tlsCPU))
+	b.Logf("  one plugin, mutual TLS (P-256)  : %6.1f ms / %6.1f ms CPU", ms(tlsWall), ms(tlsCPU))
 	b.Logf("  one plugin, no TLS              : %6.1f ms / %6.1f ms CPU", ms(plainWall), ms(plainCPU))
 	b.Logf("  mTLS / no TLS: %.2fx (target <= 1.5x)", float64(tlsWall)/float64(plainWall))
 	cpuOptimum := cpuAlone / time.Duration(cores)

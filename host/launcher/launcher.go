@@ -1,5 +1,5 @@
 // Package launcher starts tool plugin binaries through go-plugin (gRPC only,
-// mutual TLS with one-time Ed25519 certificates) with a minimal environment,
+// mutual TLS with one-time ECDSA P-256 certificates) with a minimal environment,
 // and stops them with everything they started.
 package launcher
 
