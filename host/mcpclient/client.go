@@ -1,5 +1,6 @@
-// Package mcpclient gives an agent the tools of MCP servers (stdio or
-// streamable HTTP), through the official go-sdk, as toolset tools.
+// Package mcpclient gives an agent the tools of MCP servers (stdio,
+// streamable HTTP or HTTP+SSE), through the official go-sdk, as toolset
+// tools.
 //
 // Each server is started once when the agent loads (all in parallel, each
 // bounded by a start timeout; one that fails is reported, never fatal) and
@@ -264,10 +265,11 @@ func (s *Server) connect(ctx context.Context) (*conn, error) {
 		for k, v := range s.cfg.Headers {
 			headers.Set(k, expand(v, s.opts.Getenv))
 		}
-		transport = &mcp.StreamableClientTransport{
-			Endpoint:             s.cfg.URL,
-			HTTPClient:           &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: headers}},
-			DisableStandaloneSSE: true,
+		client := &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: headers}}
+		if s.cfg.SSE {
+			transport = &sseTransport{mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}}
+		} else {
+			transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, DisableStandaloneSSE: true}
 		}
 	}
 	cs, err := s.client.Connect(ctx, transport, nil)
@@ -361,6 +363,47 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header[k] = v
 	}
 	return t.base.RoundTrip(r)
+}
+
+// sseTransport is the SDK's HTTP+SSE transport with an event stream that
+// outlives the start: the SDK ties the stream's GET request to Connect's
+// context, which here is bounded by the start timeout.
+type sseTransport struct{ mcp.SSEClientTransport }
+
+func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	type result struct {
+		conn mcp.Connection
+		err  error
+	}
+	streamCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan result, 1)
+	go func() {
+		c, err := t.SSEClientTransport.Connect(streamCtx)
+		done <- result{c, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			cancel()
+			return nil, r.err
+		}
+		return sseConn{r.conn, cancel}, nil
+	case <-ctx.Done():
+		cancel()
+		return nil, ctx.Err()
+	}
+}
+
+// sseConn ends its event stream's request when closed.
+type sseConn struct {
+	mcp.Connection
+	cancel context.CancelFunc
+}
+
+func (c sseConn) Close() error {
+	err := c.Connection.Close()
+	c.cancel()
+	return err
 }
 
 // downError is the error of a server that may not be restarted now.

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,10 +41,11 @@ func serverBin(t testing.TB) string {
 	return p
 }
 
-// httpServer starts the test server in HTTP mode and returns its URL.
-func httpServer(t testing.TB) string {
+// httpServer starts the test server in HTTP mode (with args such as -sse)
+// and returns its URL.
+func httpServer(t testing.TB, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(serverBin(t), "-http", "127.0.0.1:0")
+	cmd := exec.Command(serverBin(t), append([]string{"-http", "127.0.0.1:0"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -117,11 +120,14 @@ func TestCalls(t *testing.T) {
 		{"over the budget", "test__big", `{"chars":99998}`, toolset.Ok, "Output is truncated to fit in the message.", []providers.ContentPart{
 			providers.TextPart(strings.Repeat("x", 99998)), providers.TextPart("ta" + mcpclient.TruncatedMarker)}},
 	}
-	for _, transport := range []string{"stdio", "http"} {
+	for _, transport := range []string{"stdio", "http", "sse"} {
 		t.Run(transport, func(t *testing.T) {
 			cfg := stdio(t, "test")
-			if transport == "http" {
+			switch transport {
+			case "http":
 				cfg = spec.MCPServer{Name: "test", URL: httpServer(t), Prefix: true}
+			case "sse":
+				cfg = spec.MCPServer{Name: "test", URL: httpServer(t, "-sse"), SSE: true, Prefix: true}
 			}
 			ts, _ := load(t, options(approval.Yolo{}), cfg)
 			for _, tt := range tests {
@@ -246,11 +252,23 @@ func TestStartFailures(t *testing.T) {
 	opts := options(approval.Yolo{})
 	opts.StartTimeout = 3 * time.Second
 	bin := serverBin(t)
+	// An HTTP server that never opens the event stream, and one that knows
+	// no such endpoint.
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/sse-hangs" {
+			<-r.Context().Done()
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(web.Close)
 	cfgs := []spec.MCPServer{
 		{Name: "missing", Command: "kosong-no-such-mcp-server", Prefix: true},
 		{Name: "exits", Command: bin, Args: []string{"-exit"}, Prefix: true},
 		{Name: "hangs", Command: bin, Args: []string{"-hang"}, Prefix: true},
 		{Name: "nohttp", URL: "http://127.0.0.1:1/mcp", Prefix: true},
+		{Name: "ssehangs", URL: web.URL + "/sse-hangs", SSE: true, Prefix: true},
+		{Name: "sse404", URL: web.URL + "/nope", SSE: true, Prefix: true},
 		stdio(t, "good"),
 	}
 	start := time.Now()
@@ -259,10 +277,12 @@ func TestStartFailures(t *testing.T) {
 		t.Fatalf("loading took %s", d)
 	}
 	want := map[string]string{
-		"missing": `MCP server missing: start kosong-no-such-mcp-server: executable file not found in $PATH`,
-		"exits":   `MCP server exits: ` + bin + ` failed the MCP handshake: `,
-		"hangs":   `MCP server hangs: no answer to the MCP handshake within 3s; its last stderr lines: mcpserver: hanging (-hang)`,
-		"nohttp":  `MCP server nohttp: connect to http://127.0.0.1:1/mcp: `,
+		"missing":  `MCP server missing: start kosong-no-such-mcp-server: executable file not found in $PATH`,
+		"exits":    `MCP server exits: ` + bin + ` failed the MCP handshake: `,
+		"hangs":    `MCP server hangs: no answer to the MCP handshake within 3s; its last stderr lines: mcpserver: hanging (-hang)`,
+		"nohttp":   `MCP server nohttp: connect to http://127.0.0.1:1/mcp: `,
+		"ssehangs": `MCP server ssehangs: no answer to the MCP handshake within 3s`,
+		"sse404":   `MCP server sse404: connect to ` + web.URL + `/nope: failed to connect: Not Found`,
 	}
 	for _, st := range l.Status {
 		if st.Err == nil {

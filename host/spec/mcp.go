@@ -36,7 +36,8 @@ import (
 //	    timeout: 30s                # each call, reset by progress (default 60s)
 //
 // `transport` (or `type`) may be given as "stdio", "http", "streamable-http" or
-// "streamable_http"; it must agree with command / url. SSE servers are not supported. The
+// "streamable_http"; it must agree with command / url. `transport: sse` with a url
+// selects the older HTTP+SSE transport (a GET event stream plus POSTed messages). The
 // values of env and headers may name host environment variables as ${NAME}; the client
 // expands them when it starts the server (host/mcpclient).
 type MCPServer struct {
@@ -48,9 +49,11 @@ type MCPServer struct {
 	Args    []string
 	Env     map[string]string
 	Cwd     string
-	// URL and Headers describe a streamable HTTP server.
+	// URL and Headers describe an HTTP server: streamable HTTP, or HTTP+SSE
+	// when SSE is set.
 	URL     string
 	Headers map[string]string
+	SSE     bool
 	// Prefix says the server's tools are named SERVER__TOOL (the default).
 	Prefix bool
 	// EnabledTools, if not nil, lists the only tools to load.
@@ -193,9 +196,12 @@ func (p *parser) mcpServer(k, n *yaml.Node) (MCPServer, error) {
 				return s, p.errf(transportNode, "%s: transport %s needs url, not command", where, transport)
 			}
 		case "sse":
-			return s, p.errf(transportNode, "%s: the SSE transport is not supported; use a streamable HTTP url", where)
+			if s.Stdio() {
+				return s, p.errf(transportNode, "%s: transport sse needs url, not command", where)
+			}
+			s.SSE = true
 		default:
-			return s, p.errf(transportNode, "%s: unknown transport %q (want stdio or http)", where, transport)
+			return s, p.errf(transportNode, "%s: unknown transport %q (want stdio, http or sse)", where, transport)
 		}
 	}
 	return s, nil

@@ -32,6 +32,9 @@ func TestMCPServers(t *testing.T) {
     n:
       url: http://127.0.0.1:8080/mcp
       timeout: 1.5
+    legacy:
+      url: http://127.0.0.1:8081/sse
+      transport: SSE
 `}, "agent.yaml", LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +47,7 @@ func TestMCPServers(t *testing.T) {
 		{Name: "docs", URL: "https://example.com/mcp", Headers: map[string]string{"Authorization": "Bearer x"},
 			EnabledTools: []string{"search", "fetch"}, DisabledTools: []string{"fetch"}, Timeout: 30 * time.Second, File: file, Line: 15},
 		{Name: "n", URL: "http://127.0.0.1:8080/mcp", Prefix: true, Timeout: 1500 * time.Millisecond, File: file, Line: 23},
+		{Name: "legacy", URL: "http://127.0.0.1:8081/sse", SSE: true, Prefix: true, File: file, Line: 26},
 	}
 	if !reflect.DeepEqual(s.MCPServers, want) {
 		t.Fatalf("got  %+v\nwant %+v", s.MCPServers, want)
@@ -96,9 +100,9 @@ func TestMCPServerErrors(t *testing.T) {
 		{"args with url", "  mcp_servers:\n    a:\n      url: http://h/mcp\n      args: [x]\n", `:9: mcp server "a": args is for stdio servers (with command), not with url`},
 		{"headers with command", "  mcp_servers:\n    a:\n      command: x\n      headers: {A: b}\n", `:9: mcp server "a": headers are for HTTP servers (with url), not with command`},
 		{"bad url", "  mcp_servers:\n    a: {url: ftp://h/x}\n", `mcp server "a": invalid url "ftp://h/x" (want http:// or https://)`},
-		{"sse", "  mcp_servers:\n    a: {url: http://h/sse, transport: sse}\n", `mcp server "a": the SSE transport is not supported; use a streamable HTTP url`},
+		{"sse with command", "  mcp_servers:\n    a: {command: x, type: sse}\n", `mcp server "a": transport sse needs url, not command`},
 		{"transport mismatch", "  mcp_servers:\n    a: {command: x, transport: http}\n", `mcp server "a": transport http needs url, not command`},
-		{"unknown transport", "  mcp_servers:\n    a: {command: x, type: ws}\n", `mcp server "a": unknown transport "ws" (want stdio or http)`},
+		{"unknown transport", "  mcp_servers:\n    a: {command: x, type: ws}\n", `mcp server "a": unknown transport "ws" (want stdio, http or sse)`},
 		{"prefix not bool", "  mcp_servers:\n    a: {command: x, prefix: yes please}\n", `mcp server "a": prefix must be true or false, got yes please`},
 		{"bad timeout", "  mcp_servers:\n    a: {command: x, timeout: soon}\n", `mcp server "a": timeout: invalid timeout soon`},
 		{"negative timeout", "  mcp_servers:\n    a: {command: x, timeout: -1}\n", `mcp server "a": timeout: invalid timeout -1`},

@@ -1,6 +1,6 @@
 // Command mcpserver is the MCP server of the tests, built with the official
 // go-sdk: over stdio by default, over streamable HTTP with -http ADDR (it
-// then prints its URL on stdout).
+// then prints its URL on stdout), or over HTTP+SSE with -http ADDR -sse.
 //
 // Tools: echo, add, slow (progress notifications; cancellable), fail
 // (isError), crash (exits the process), cancelled (waits until a call of
@@ -29,6 +29,7 @@ import (
 
 func main() {
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address (print the URL on stdout)")
+	sse := flag.Bool("sse", false, "with -http: serve the HTTP+SSE transport at /sse instead")
 	hang := flag.Bool("hang", false, "never answer")
 	exit := flag.Bool("exit", false, "exit at once")
 	flag.Parse()
@@ -52,10 +53,13 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	getServer := func(*http.Request) *mcp.Server { return server }
+	if *sse {
+		fmt.Printf("http://%s/sse\n", ln.Addr())
+		log.Fatal(http.Serve(ln, mcp.NewSSEHandler(getServer, nil)))
+	}
 	fmt.Printf("http://%s/mcp\n", ln.Addr())
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
-	log.Fatal(http.Serve(ln, mux))
+	log.Fatal(http.Serve(ln, mcp.NewStreamableHTTPHandler(getServer, nil)))
 }
 
 // cancellation is closed when a call of slow is cancelled.
