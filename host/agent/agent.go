@@ -223,7 +223,7 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 			a.Status = append(a.Status, st.ToolStatus)
 		}
 	}
-	failures = append(failures, a.addMCP(waitMCP())...)
+	failures = append(failures, a.addMCP(waitMCP(), opts.Logger)...)
 	if len(failures) > 0 {
 		a.Close()
 		return nil, &LoadError{Failures: failures}
@@ -414,7 +414,7 @@ func startMCP(ctx context.Context, s *spec.Spec, opts Options) (func() *mcpclien
 // row, "mcp:SERVER"), which does not fail the load. A tool name clash does:
 // it is returned as a failure naming both sources. Plugin rows get their
 // Source here too.
-func (a *Agent) addMCP(l *mcpclient.Loaded) (failures []string) {
+func (a *Agent) addMCP(l *mcpclient.Loaded, logger hclog.Logger) (failures []string) {
 	a.MCP = l
 	for i, st := range a.Status {
 		if st.Source == "" {
@@ -440,5 +440,39 @@ func (a *Agent) addMCP(l *mcpclient.Loaded) (failures []string) {
 		}
 		a.Status = append(a.Status, row)
 	}
+	if len(failures) == 0 {
+		a.watchMCP(logger)
+	}
 	return failures
+}
+
+// watchMCP keeps the toolset in step with servers whose tools change while
+// the agent runs (notifications/tools/list_changed): a server's old tools
+// are replaced by its new ones, from the next step on. A new tool whose name
+// is taken is left out with a warning. Status keeps the tools as loaded.
+func (a *Agent) watchMCP(logger hclog.Logger) {
+	for _, srv := range a.MCP.Servers {
+		var current []string
+		for _, st := range a.Status {
+			if st.MCPServer == srv.Name() && st.Status == "loaded" {
+				current = append(current, st.Name)
+			}
+		}
+		srv.Watch(func(tools []*mcpclient.Tool) {
+			add := make([]toolset.Tool, len(tools))
+			for i, t := range tools {
+				add[i] = t
+			}
+			errs := a.Toolset.Replace(current, add...)
+			for _, err := range errs {
+				logger.Warn("a tool of an MCP server was not loaded", "server", srv.Name(), "error", err)
+			}
+			current = current[:0]
+			for _, t := range tools {
+				if got, ok := a.Toolset.Find(t.Spec().Name); ok && got == toolset.Tool(t) {
+					current = append(current, t.Spec().Name)
+				}
+			}
+		})
+	}
 }

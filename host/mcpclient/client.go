@@ -15,6 +15,9 @@
 // toolset), has a timeout that each progress notification resets, sends an
 // MCP cancellation when it is cancelled (the go-sdk does), and maps the
 // result's content to content parts within an output budget.
+//
+// A server that sends notifications/tools/list_changed is listed again, and
+// whoever Watches it is given its new tools.
 package mcpclient
 
 import (
@@ -108,11 +111,16 @@ type Server struct {
 	source  string
 	timeout time.Duration
 	client  *mcp.Client
-	tools   []*Tool
-	offered []string // every tool the server listed
 
 	tokens atomic.Int64
 	calls  sync.Map // progress token -> *callState
+
+	relist  sync.Mutex // one tools/list after a list_changed at a time
+	toolsMu sync.Mutex
+	tools   []*Tool
+	offered []string // every tool the server listed
+	watch   func([]*Tool)
+	changed bool // the tools were listed again since Start
 
 	mu       sync.Mutex
 	conn     *conn
@@ -168,10 +176,83 @@ func (s *Server) Source() string { return s.source }
 
 // Tools are the server's tools to load (enabled_tools and disabled_tools
 // applied), named as in the toolset.
-func (s *Server) Tools() []*Tool { return slices.Clone(s.tools) }
+func (s *Server) Tools() []*Tool {
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	return slices.Clone(s.tools)
+}
 
 // Offered lists every tool the server offers, by its own names.
-func (s *Server) Offered() []string { return slices.Clone(s.offered) }
+func (s *Server) Offered() []string {
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	return slices.Clone(s.offered)
+}
+
+// Watch has fn told the server's tools each time they change: when the
+// server sends notifications/tools/list_changed, it is listed again and fn
+// gets the tools to load now, replacing those it had. If they changed
+// between Start and Watch, fn is told at once. fn runs on a goroutine of
+// the client's, one change at a time.
+func (s *Server) Watch(fn func([]*Tool)) {
+	s.relist.Lock()
+	defer s.relist.Unlock()
+	s.toolsMu.Lock()
+	s.watch = fn
+	changed, tools := s.changed, slices.Clone(s.tools)
+	s.toolsMu.Unlock()
+	if changed {
+		fn(tools)
+	}
+}
+
+// setTools keeps what tools/list answered; relisted says it is not Start's
+// listing.
+func (s *Server) setTools(listed []*mcp.Tool, relisted bool) (tools []*Tool, watch func([]*Tool)) {
+	var offered []string
+	for _, t := range listed {
+		offered = append(offered, t.Name)
+		if s.cfg.Wants(t.Name) {
+			tools = append(tools, newTool(s, t))
+		}
+	}
+	s.toolsMu.Lock()
+	defer s.toolsMu.Unlock()
+	s.tools, s.offered = tools, offered
+	s.changed = s.changed || relisted
+	return slices.Clone(tools), s.watch
+}
+
+// handleToolsChanged lists the tools again, off the client's receiving
+// goroutine (tools/list is answered on it). A restarted server is listed
+// again too: it may have come back with other tools.
+func (s *Server) handleToolsChanged(_ context.Context, req *mcp.ToolListChangedRequest) {
+	go s.relistTools(req.Session)
+}
+
+func (s *Server) relistTools(cs *mcp.ClientSession) {
+	s.relist.Lock()
+	defer s.relist.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.StartTimeout)
+	defer cancel()
+	var listed []*mcp.Tool
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			s.logger.Warn("MCP server changed its tools, and listing them again failed; keeping the old list", "server", s.cfg.Name, "error", err)
+			return
+		}
+		listed = append(listed, t)
+	}
+	tools, watch := s.setTools(listed, true)
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.name
+	}
+	s.logger.Info("MCP server changed its tools", "server", s.cfg.Name, "tools", names)
+	if watch != nil {
+		watch(tools)
+	}
+}
 
 // Start starts the server, completes the MCP handshake and lists its tools,
 // within opts.StartTimeout.
@@ -199,6 +280,7 @@ func Start(ctx context.Context, cfg spec.MCPServer, opts Options) (*Server, erro
 		// No roots, sampling or elicitation: the server gets tools calls only.
 		Capabilities:                &mcp.ClientCapabilities{},
 		ProgressNotificationHandler: s.handleProgress,
+		ToolListChangedHandler:      s.handleToolsChanged,
 	})
 
 	sctx, cancel := context.WithTimeout(ctx, opts.StartTimeout)
@@ -219,12 +301,7 @@ func Start(ctx context.Context, cfg spec.MCPServer, opts Options) (*Server, erro
 		listed = append(listed, t)
 	}
 	s.conn = c
-	for _, t := range listed {
-		s.offered = append(s.offered, t.Name)
-		if cfg.Wants(t.Name) {
-			s.tools = append(s.tools, newTool(s, t))
-		}
-	}
+	s.setTools(listed, false)
 	return s, nil
 }
 
@@ -490,6 +567,7 @@ func (s *Server) acquire(ctx context.Context) (*conn, error) {
 			return nil, fmt.Errorf("MCP server %s: restart: %w", s.cfg.Name, err)
 		}
 		s.logger.Info("restarted MCP server", "server", s.cfg.Name)
+		go s.relistTools(c.cs)
 		return c, nil
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -159,7 +160,7 @@ func TestSpecAndSource(t *testing.T) {
 	if s.Description != "Echo the text back." || s.Timeout != 0 || s.Source != "mcp server test ("+serverBin(t)+")" {
 		t.Fatalf("spec %+v", s)
 	}
-	if len(l.Servers) != 1 || l.Servers[0].Source() != s.Source || len(l.Servers[0].Offered()) != 10 {
+	if len(l.Servers) != 1 || l.Servers[0].Source() != s.Source || len(l.Servers[0].Offered()) != 11 {
 		t.Fatalf("servers %+v", l.Servers)
 	}
 }
@@ -204,14 +205,14 @@ func TestNamesAndFilters(t *testing.T) {
 		loaded []string
 		failed map[string]string
 	}{
-		{"prefixed", func(*spec.MCPServer) {}, []string{"s__add", "s__big", "s__cancelled", "s__crash", "s__echo", "s__env", "s__fail", "s__media", "s__slow", "s__spawn"}, nil},
+		{"prefixed", func(*spec.MCPServer) {}, []string{"s__add", "s__big", "s__cancelled", "s__crash", "s__echo", "s__env", "s__fail", "s__media", "s__retool", "s__slow", "s__spawn"}, nil},
 		{"bare names", func(c *spec.MCPServer) { c.Prefix = false; c.EnabledTools = []string{"echo", "add"} }, []string{"add", "echo"}, nil},
 		{"disabled", func(c *spec.MCPServer) {
-			c.DisabledTools = []string{"crash", "spawn", "env", "media", "big", "slow", "cancelled", "fail"}
+			c.DisabledTools = []string{"crash", "spawn", "env", "media", "big", "slow", "cancelled", "fail", "retool"}
 		}, []string{"s__add", "s__echo"}, nil},
 		{"enabled minus disabled", func(c *spec.MCPServer) { c.EnabledTools = []string{"echo", "add"}; c.DisabledTools = []string{"add"} }, []string{"s__echo"}, nil},
 		{"enabled tool missing", func(c *spec.MCPServer) { c.EnabledTools = []string{"echo", "nope"} }, []string{"s__echo"},
-			map[string]string{"s__nope": "MCP server s has no tool nope; it offers add, big, cancelled, crash, echo, env, fail, media, slow, spawn"}},
+			map[string]string{"s__nope": "MCP server s has no tool nope; it offers add, big, cancelled, crash, echo, env, fail, media, retool, slow, spawn"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -437,5 +438,78 @@ func TestDeciderError(t *testing.T) {
 	ts, _ := load(t, options(d), stdio(t, "test"))
 	if r := call(context.Background(), ts, "test__echo", `{"text":"x"}`); r.Message != "Error running tool: approval: boom" {
 		t.Fatalf("decider error: %+v", r)
+	}
+}
+
+// TestWatchToolsChanged: a server's list_changed has it listed again, with
+// its filters; a Watch after a change hears of it at once.
+func TestWatchToolsChanged(t *testing.T) {
+	cfg := stdio(t, "test")
+	cfg.DisabledTools = []string{"hidden"}
+	ts, l := load(t, options(approval.Yolo{}), cfg)
+	srv := l.Servers[0]
+	for _, args := range []string{`{"add":"hidden"}`, `{"add":"extra","remove":"add"}`} {
+		if r := call(context.Background(), ts, "test__retool", args); r.OutputText() != "done" {
+			t.Fatalf("retool %s: %+v", args, r)
+		}
+	}
+	names := func(tools []*mcpclient.Tool) string {
+		var n []string
+		for _, tl := range tools {
+			n = append(n, tl.Spec().Name)
+		}
+		slicesSort(n)
+		return strings.Join(n, " ")
+	}
+	const want = "test__big test__cancelled test__crash test__echo test__env test__extra test__fail test__media test__retool test__slow test__spawn"
+	deadline := time.Now().Add(30 * time.Second)
+	for names(srv.Tools()) != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("tools %s, want %s", names(srv.Tools()), want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if offered := srv.Offered(); !slices.Contains(offered, "hidden") || slices.Contains(offered, "add") {
+		t.Fatalf("offered %v", offered)
+	}
+	told := make(chan string, 1)
+	srv.Watch(func(tools []*mcpclient.Tool) { told <- names(tools) })
+	select {
+	case got := <-told:
+		if got != want {
+			t.Fatalf("Watch was told %s", got)
+		}
+	default:
+		t.Fatal("Watch after a change was not told at once")
+	}
+	i := slices.IndexFunc(srv.Tools(), func(tl *mcpclient.Tool) bool { return tl.RemoteName() == "extra" })
+	if r := srv.Tools()[i].Call(context.Background(), "c1", []byte(`{}`)); r.OutputText() != "I am extra" {
+		t.Fatalf("new tool: %+v", r)
+	}
+}
+
+// TestRestartedServerIsListedAgain: a server may come back from a restart
+// with other tools; its watcher is told.
+func TestRestartedServerIsListedAgain(t *testing.T) {
+	extra := filepath.Join(t.TempDir(), "tools")
+	ts, l := load(t, options(approval.Yolo{}), stdio(t, "test", "-extra-tools", extra))
+	told := make(chan []*mcpclient.Tool, 10)
+	l.Servers[0].Watch(func(tools []*mcpclient.Tool) { told <- tools })
+	if err := os.WriteFile(extra, []byte("upgraded\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := call(context.Background(), ts, "test__crash", `{}`); !r.Runtime {
+		t.Fatalf("crash: %+v", r)
+	}
+	if r := call(context.Background(), ts, "test__echo", `{"text":"back"}`); r.OutputText() != "back" {
+		t.Fatalf("after the restart: %+v", r)
+	}
+	select {
+	case tools := <-told:
+		if !slices.ContainsFunc(tools, func(tl *mcpclient.Tool) bool { return tl.Spec().Name == "test__upgraded" }) {
+			t.Fatalf("told %d tools, without test__upgraded", len(tools))
+		}
+	case <-time.After(30 * time.Second): // a guard against a hang, not synchronisation
+		t.Fatal("the watcher was not told of the restarted server's tools")
 	}
 }

@@ -72,13 +72,14 @@ func LoadAll(ctx context.Context, cfgs []spec.MCPServer, opts Options) *Loaded {
 		}
 		s := servers[i]
 		l.Servers = append(l.Servers, s)
-		for _, t := range s.tools {
+		for _, t := range s.Tools() {
 			l.Status = append(l.Status, Status{Server: cfg.Name, Name: t.name, Source: s.source, Tool: t})
 		}
+		offered := s.Offered()
 		for _, name := range cfg.EnabledTools {
-			if !slices.Contains(s.offered, name) {
+			if !slices.Contains(offered, name) {
 				l.Status = append(l.Status, Status{Server: cfg.Name, Name: cfg.ToolName(name), Source: s.source,
-					Err: fmt.Errorf("MCP server %s has no tool %s; it offers %s", cfg.Name, name, strings.Join(s.offered, ", "))})
+					Err: fmt.Errorf("MCP server %s has no tool %s; it offers %s", cfg.Name, name, strings.Join(offered, ", "))})
 			}
 		}
 	}

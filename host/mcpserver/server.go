@@ -50,6 +50,7 @@ type Server struct {
 	mcp       *mcp.Server
 	logger    hclog.Logger
 	seq       atomic.Int64
+	served    map[string]string // name -> description and schema; sync's own
 }
 
 // legacyVersions are the protocol versions served: those before 2026-07-28.
@@ -79,20 +80,47 @@ func New(ts *toolset.Toolset, approvals *Approvals, opts Options) *Server {
 	s := &Server{ts: ts, approvals: approvals, logger: opts.Logger}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
 		Instructions:              opts.Instructions,
-		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 		SupportedProtocolVersions: legacyVersions(),
 	})
-	for _, name := range ts.Names() {
-		t, _ := ts.Find(name)
+	ts.Watch(s.sync)
+	return s
+}
+
+// sync serves the toolset's tools as they are now: tools that left it are
+// removed, new or replaced ones added (the go-sdk then tells clients that
+// their list changed). The toolset calls it, one change at a time.
+func (s *Server) sync() {
+	served := make(map[string]string, len(s.served))
+	for _, name := range s.ts.Names() {
+		t, ok := s.ts.Find(name)
+		if !ok {
+			continue
+		}
 		spec := t.Spec()
+		shown := spec.Description + "\x00" + string(spec.Parameters)
+		if old, ok := s.served[name]; ok && old == shown {
+			served[name] = shown
+			continue
+		}
 		schema, err := objectSchema(spec.Parameters)
 		if err != nil {
 			s.logger.Warn("not served over MCP", "tool", name, "error", err)
 			continue
 		}
 		s.mcp.AddTool(&mcp.Tool{Name: name, Description: spec.Description, InputSchema: schema}, s.handler(name))
+		served[name] = shown
 	}
-	return s
+	var gone []string
+	for name := range s.served {
+		if _, ok := served[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.mcp.RemoveTools(gone...)
+	}
+	s.served = served
 }
 
 // objectSchema returns the tool's parameters schema as MCP wants it: a JSON

@@ -145,6 +145,53 @@ func TestListTools(t *testing.T) {
 	}
 }
 
+// TestToolsFollowTheToolset: when the toolset's tools are replaced (an MCP
+// server of the agent changed its own), clients are told and list the new
+// tools; a removed tool's call is an error.
+func TestToolsFollowTheToolset(t *testing.T) {
+	ts := tools(t, approval.Yolo{})
+	changed := make(chan struct{}, 10)
+	cs := connect(t, ts, mcpserver.NewApprovals(true), &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	newEcho := fakeTool{spec: toolset.Spec{Name: "Echo", Description: "Echo, second edition.", Parameters: json.RawMessage(`{"type":"object"}`)},
+		call: func(context.Context, string, json.RawMessage) toolset.Result {
+			return toolset.Result{Output: []providers.ContentPart{providers.TextPart("v2")}}
+		}}
+	added := fakeTool{spec: toolset.Spec{Name: "Added", Description: "Added does things.", Parameters: json.RawMessage(`{"type":"object"}`)},
+		call: func(context.Context, string, json.RawMessage) toolset.Result {
+			return toolset.Result{Output: []providers.ContentPart{providers.TextPart("added")}}
+		}}
+	if errs := ts.Replace([]string{"Fail", "Echo"}, newEcho, added); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	select {
+	case <-changed:
+	case <-time.After(30 * time.Second): // a guard against a hang, not synchronisation
+		t.Fatal("the client was not told that the tools changed")
+	}
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, tl := range res.Tools {
+		got[tl.Name] = tl.Description
+	}
+	if len(got) != 5 || got["Added"] != "Added does things." || got["Echo"] != "Echo, second edition." || got["Fail"] != "" {
+		t.Fatalf("tools %v", got)
+	}
+	if r := callTool(t, cs, "Added", map[string]any{}); texts(r) != "added" {
+		t.Fatalf("Added: %+v", r)
+	}
+	if r := callTool(t, cs, "Echo", map[string]any{}); texts(r) != "v2" {
+		t.Fatalf("Echo: %+v", r)
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "Fail", Arguments: map[string]any{}}); err == nil {
+		t.Fatal("a removed tool was called")
+	}
+}
+
 func jsonEqual(a, b []byte) bool {
 	var x, y any
 	_ = json.Unmarshal(a, &x)

@@ -50,6 +50,9 @@ type Toolset struct {
 	order  []string
 	defs   []providers.ToolDef
 	active map[string]int
+
+	watchMu  sync.Mutex // held while watchers run, so they see changes in order
+	watchers []func()
 }
 
 type entry struct {
@@ -75,13 +78,72 @@ func (ts *Toolset) Add(t Tool) error {
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
+	return ts.addLocked(&entry{tool: t, spec: spec, schema: schema})
+}
+
+// addLocked adds e; ts.mu is held.
+func (ts *Toolset) addLocked(e *entry) error {
+	spec := e.spec
 	if old, ok := ts.tools[spec.Name]; ok {
 		return fmt.Errorf("duplicate tool name %s: provided by %s and by %s", spec.Name, old.spec.Source, spec.Source)
 	}
-	ts.tools[spec.Name] = &entry{tool: t, spec: spec, schema: schema}
+	ts.tools[spec.Name] = e
 	ts.order = append(ts.order, spec.Name)
 	ts.defs = append(ts.defs, providers.ToolDef{Name: spec.Name, Description: spec.Description, Parameters: spec.Parameters})
 	return nil
+}
+
+// Replace removes the named tools and adds others in one step, so that no
+// Tools list in between misses both: a source whose tools changed (an MCP
+// server's list_changed) swaps its old tools for its new ones. Calls of a
+// removed tool that are running go on. A new tool that clashes with one
+// that stays is left out, with an error naming both sources; the others are
+// added.
+func (ts *Toolset) Replace(remove []string, add ...Tool) []error {
+	var errs []error
+	entries := make([]*entry, 0, len(add))
+	for _, t := range add {
+		spec := t.Spec()
+		schema, err := compileSchema(spec.Name, spec.Parameters)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		entries = append(entries, &entry{tool: t, spec: spec, schema: schema})
+	}
+	ts.watchMu.Lock()
+	defer ts.watchMu.Unlock()
+	ts.mu.Lock()
+	for _, name := range remove {
+		delete(ts.tools, name)
+	}
+	order, defs := ts.order[:0:0], ts.defs[:0:0]
+	for i, name := range ts.order {
+		if _, ok := ts.tools[name]; ok {
+			order, defs = append(order, name), append(defs, ts.defs[i])
+		}
+	}
+	ts.order, ts.defs = order, defs
+	for _, e := range entries {
+		if err := ts.addLocked(e); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	ts.mu.Unlock()
+	for _, fn := range ts.watchers {
+		fn()
+	}
+	return errs
+}
+
+// Watch calls fn at once and again after each Replace, once the toolset
+// holds the new tools; never two calls at a time. (Add only builds the
+// toolset up before it is used, and calls nothing.)
+func (ts *Toolset) Watch(fn func()) {
+	ts.watchMu.Lock()
+	defer ts.watchMu.Unlock()
+	ts.watchers = append(ts.watchers, fn)
+	fn()
 }
 
 // Find returns the named tool.

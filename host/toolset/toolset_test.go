@@ -131,6 +131,41 @@ func TestAddDuplicate(t *testing.T) {
 	}
 }
 
+func TestReplace(t *testing.T) {
+	tool := func(name, source string) fakeTool {
+		return fakeTool{spec: Spec{Name: name, Parameters: json.RawMessage(`{"type":"object"}`), Source: source}, call: echoArgs}
+	}
+	ts := newSet(t, tool("Shell", "plugin shell"), tool("s__a", "mcp server s"), tool("s__b", "mcp server s"), tool("Think", "plugin think"))
+	var seen []string
+	ts.Watch(func() { seen = append(seen, strings.Join(ts.Names(), " ")) })
+	errs := ts.Replace([]string{"s__a", "s__b"},
+		tool("s__b", "mcp server s"), tool("s__c", "mcp server s"), tool("Shell", "mcp server s"),
+		fakeTool{spec: Spec{Name: "s__bad", Parameters: json.RawMessage(`{"type": 5}`)}})
+	if len(errs) != 2 || !strings.Contains(errs[0].Error(), "tool s__bad: parameters schema") ||
+		errs[1].Error() != "duplicate tool name Shell: provided by plugin shell and by mcp server s" {
+		t.Fatalf("errors %v", errs)
+	}
+	var names []string
+	for _, d := range ts.Tools() {
+		names = append(names, d.Name)
+	}
+	if strings.Join(names, " ") != "Shell Think s__b s__c" || strings.Join(ts.Names(), " ") != "Shell Think s__b s__c" {
+		t.Fatalf("tools %v, names %v", names, ts.Names())
+	}
+	if len(seen) != 2 || seen[0] != "Shell s__a s__b Think" || seen[1] != "Shell Think s__b s__c" {
+		t.Fatalf("the watcher saw %q", seen)
+	}
+	if _, ok := ts.Find("s__a"); ok {
+		t.Fatal("s__a is still found")
+	}
+	if r := ts.Handle(context.Background(), providers.ToolCall{ID: "1", Name: "s__a", Arguments: `{}`}).Result(); r.Message != "Tool `s__a` not found" {
+		t.Fatalf("removed tool: %+v", r)
+	}
+	if r := ts.Handle(context.Background(), providers.ToolCall{ID: "2", Name: "s__c", Arguments: `{"x":1}`}).Result(); r.OutputText() != `{"x":1}` {
+		t.Fatalf("added tool: %+v", r)
+	}
+}
+
 func TestToolMessage(t *testing.T) {
 	text := func(s string) []providers.ContentPart { return []providers.ContentPart{providers.TextPart(s)} }
 	tests := []struct {

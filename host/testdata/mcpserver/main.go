@@ -5,9 +5,11 @@
 // Tools: echo, add, slow (progress notifications; cancellable), fail
 // (isError), crash (exits the process), cancelled (waits until a call of
 // slow was cancelled), env (environment and working directory), media
-// (every content type), big (long text), spawn (starts a child process).
+// (every content type), big (long text), spawn (starts a child process),
+// retool (adds and removes tools, so the server sends tools/list_changed).
 //
-// -hang never answers; -exit exits at once with a message on stderr.
+// -hang never answers; -exit exits at once with a message on stderr;
+// -extra-tools FILE adds the tools FILE names (see retool) at start.
 package main
 
 import (
@@ -31,6 +33,7 @@ func main() {
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address (print the URL on stdout)")
 	sse := flag.Bool("sse", false, "with -http: serve the HTTP+SSE transport at /sse instead")
 	hang := flag.Bool("hang", false, "never answer")
+	extra := flag.String("extra-tools", "", "a file naming, one a line, tools to add that answer their names (read at start)")
 	exit := flag.Bool("exit", false, "exit at once")
 	flag.Parse()
 	switch {
@@ -43,6 +46,12 @@ func main() {
 	}
 
 	server := newServer()
+	if *extra != "" {
+		data, _ := os.ReadFile(*extra)
+		for _, name := range strings.Fields(string(data)) {
+			addNamed(server, name)
+		}
+	}
 	if *httpAddr == "" {
 		if err := server.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			log.Fatal(err)
@@ -67,6 +76,11 @@ var (
 	cancellation = make(chan struct{})
 	cancelOnce   sync.Once
 )
+
+type retoolIn struct {
+	Add    string `json:"add,omitempty"`
+	Remove string `json:"remove,omitempty"`
+}
 
 type echoIn struct {
 	Text string `json:"text"`
@@ -102,6 +116,14 @@ func text(s string) *mcp.CallToolResult {
 
 // A 1x1 PNG.
 var png = []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}
+
+// addNamed adds a tool that answers "I am NAME".
+func addNamed(s *mcp.Server, name string) {
+	mcp.AddTool(s, &mcp.Tool{Name: name, Description: "Answer " + name + "."},
+		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+			return text("I am " + name), nil, nil
+		})
+}
 
 func newServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcpserver", Version: "1.0.0"}, nil)
@@ -185,6 +207,16 @@ func newServer() *mcp.Server {
 				&mcp.TextContent{Text: strings.Repeat("x", in.Chars)},
 				&mcp.TextContent{Text: "tail"},
 			}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "retool", Description: "Add a tool that answers its own name, and remove a tool; the server then sends tools/list_changed."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in retoolIn) (*mcp.CallToolResult, any, error) {
+			if in.Add != "" {
+				addNamed(s, in.Add)
+			}
+			if in.Remove != "" {
+				s.RemoveTools(in.Remove)
+			}
+			return text("done"), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "spawn", Description: "Start a child process (sleep 300) and return its pid."},
 		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
