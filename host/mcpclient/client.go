@@ -238,7 +238,12 @@ func (s *Server) relistTools(cs *mcp.ClientSession) {
 	var listed []*mcp.Tool
 	for t, err := range cs.Tools(ctx, nil) {
 		if err != nil {
-			s.logger.Warn("MCP server changed its tools, and listing them again failed; keeping the old list", "server", s.cfg.Name, "error", err)
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if !closed {
+				s.logger.Warn("listing the tools of an MCP server again failed; keeping the old list", "server", s.cfg.Name, "error", err)
+			}
 			return
 		}
 		listed = append(listed, t)

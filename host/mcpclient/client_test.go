@@ -2,6 +2,7 @@ package mcpclient_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/mcpclient"
@@ -512,4 +515,54 @@ func TestRestartedServerIsListedAgain(t *testing.T) {
 	case <-time.After(30 * time.Second): // a guard against a hang, not synchronisation
 		t.Fatal("the watcher was not told of the restarted server's tools")
 	}
+}
+
+// TestRelistFailureKeepsTools: when listing a changed server again fails,
+// its tools stay as they were, and the failure is logged.
+func TestRelistFailureKeepsTools(t *testing.T) {
+	var logs syncBuffer
+	opts := options(approval.Yolo{})
+	opts.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn})
+	ts, l := load(t, opts, stdio(t, "test"))
+	srv := l.Servers[0]
+	told := make(chan int, 10)
+	srv.Watch(func(tools []*mcpclient.Tool) { told <- len(tools) })
+	before := len(srv.Tools())
+	if r := call(context.Background(), ts, "test__retool", `{"add":"extra","fail_list":true}`); r.OutputText() != "done" {
+		t.Fatalf("retool: %+v", r)
+	}
+	const warning = `listing the tools of an MCP server again failed; keeping the old list: server=test error="calling \"tools/list\": tools/list is broken (fail_list)"`
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(logs.String(), warning) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no warning logged; logs: %s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := len(srv.Tools()); n != before {
+		t.Fatalf("%d tools after the failed listing, want %d", n, before)
+	}
+	select {
+	case n := <-told:
+		t.Fatalf("the watcher was told of %d tools", n)
+	default:
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

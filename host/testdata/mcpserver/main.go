@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -80,7 +81,12 @@ var (
 type retoolIn struct {
 	Add    string `json:"add,omitempty"`
 	Remove string `json:"remove,omitempty"`
+	// FailList makes every later tools/list fail.
+	FailList bool `json:"fail_list,omitempty"`
 }
+
+// failList, once set, fails tools/list.
+var failList atomic.Bool
 
 type echoIn struct {
 	Text string `json:"text"`
@@ -127,6 +133,14 @@ func addNamed(s *mcp.Server, name string) {
 
 func newServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "mcpserver", Version: "1.0.0"}, nil)
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" && failList.Load() {
+				return nil, errors.New("tools/list is broken (fail_list)")
+			}
+			return next(ctx, method, req)
+		}
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text back."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 			return text(in.Text), nil, nil
@@ -210,6 +224,9 @@ func newServer() *mcp.Server {
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "retool", Description: "Add a tool that answers its own name, and remove a tool; the server then sends tools/list_changed."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in retoolIn) (*mcp.CallToolResult, any, error) {
+			if in.FailList {
+				failList.Store(true)
+			}
 			if in.Add != "" {
 				addNamed(s, in.Add)
 			}
