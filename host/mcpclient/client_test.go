@@ -465,13 +465,7 @@ func TestWatchToolsChanged(t *testing.T) {
 		return strings.Join(n, " ")
 	}
 	const want = "test__big test__cancelled test__crash test__echo test__env test__extra test__fail test__media test__retool test__slow test__spawn"
-	deadline := time.Now().Add(30 * time.Second)
-	for names(srv.Tools()) != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("tools %s, want %s", names(srv.Tools()), want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the tools "+want, func() bool { return names(srv.Tools()) == want })
 	if offered := srv.Offered(); !slices.Contains(offered, "hidden") || slices.Contains(offered, "add") {
 		t.Fatalf("offered %v", offered)
 	}
@@ -532,13 +526,7 @@ func TestRelistFailureKeepsTools(t *testing.T) {
 		t.Fatalf("retool: %+v", r)
 	}
 	const warning = `listing the tools of an MCP server again failed; keeping the old list: server=test error="calling \"tools/list\": tools/list is broken (fail_list)"`
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(logs.String(), warning) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no warning logged; logs: %s", logs.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the warning", func() bool { return strings.Contains(logs.String(), warning) })
 	if n := len(srv.Tools()); n != before {
 		t.Fatalf("%d tools after the failed listing, want %d", n, before)
 	}
@@ -546,6 +534,19 @@ func TestRelistFailureKeepsTools(t *testing.T) {
 	case n := <-told:
 		t.Fatalf("the watcher was told of %d tools", n)
 	default:
+	}
+}
+
+// waitFor waits for cond, which the server process brings about on its own
+// time, within a generous bound.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
