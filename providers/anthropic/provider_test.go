@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,49 +15,8 @@ import (
 	"github.com/kosong-host/kosong-host/providers"
 	"github.com/kosong-host/kosong-host/providers/anthropic"
 	"github.com/kosong-host/kosong-host/providers/anthropictest"
+	"github.com/kosong-host/kosong-host/providers/internal/streamtest"
 )
-
-type result struct {
-	text, reasoning string
-	calls           []providers.ToolCall
-	usage           *providers.Usage
-	signature       string
-	err             error
-}
-
-// collect drains a stream; onCall is called with each tool call as it is
-// received.
-func collect(s providers.Stream, onCall func(providers.ToolCall)) result {
-	defer s.Close()
-	var r result
-	for {
-		ev, err := s.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			r.err = err
-			return r
-		}
-		switch ev.Kind {
-		case providers.EventText:
-			r.text += ev.Text
-		case providers.EventReasoning:
-			r.reasoning += ev.Text
-		case providers.EventToolCall:
-			r.calls = append(r.calls, *ev.ToolCall)
-			if onCall != nil {
-				onCall(*ev.ToolCall)
-			}
-		case providers.EventUsage:
-			r.usage = ev.Usage
-		}
-	}
-	if ss, ok := s.(interface{ ReasoningSignature() string }); ok {
-		r.signature = ss.ReasoningSignature()
-	}
-	return r
-}
 
 func newProvider(t *testing.T, srv *anthropictest.Server, mod func(*anthropic.Config)) *anthropic.Provider {
 	t.Helper()
@@ -123,18 +81,18 @@ func TestStream(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := collect(s, nil)
-			if r.err != nil {
-				t.Fatal(r.err)
+			r := streamtest.Drain(s, nil)
+			if r.Err != nil {
+				t.Fatal(r.Err)
 			}
-			if r.text != tt.text || r.reasoning != tt.reasoning || r.signature != tt.signature {
-				t.Errorf("text %q reasoning %q signature %q, want %q %q %q", r.text, r.reasoning, r.signature, tt.text, tt.reasoning, tt.signature)
+			if r.Text != tt.text || r.Reasoning != tt.reasoning || r.Signature != tt.signature {
+				t.Errorf("text %q reasoning %q signature %q, want %q %q %q", r.Text, r.Reasoning, r.Signature, tt.text, tt.reasoning, tt.signature)
 			}
-			if !reflect.DeepEqual(r.calls, tt.calls) {
-				t.Errorf("calls %+v, want %+v", r.calls, tt.calls)
+			if !reflect.DeepEqual(r.Calls, tt.calls) {
+				t.Errorf("calls %+v, want %+v", r.Calls, tt.calls)
 			}
-			if tt.usage != nil && !reflect.DeepEqual(r.usage, tt.usage) {
-				t.Errorf("usage %+v, want %+v", r.usage, tt.usage)
+			if tt.usage != nil && !reflect.DeepEqual(r.Usage, tt.usage) {
+				t.Errorf("usage %+v, want %+v", r.Usage, tt.usage)
 			}
 
 			req := srv.LastRequest(t)
@@ -202,13 +160,13 @@ func TestToolCallEmittedAtBlockStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := collect(s, func(tc providers.ToolCall) {
+	r := streamtest.Drain(s, func(tc providers.ToolCall) {
 		if tc.ID == "toolu_a" {
 			close(got)
 		}
 	})
-	if r.err != nil || len(r.calls) != 2 {
-		t.Fatalf("calls %+v, err %v", r.calls, r.err)
+	if r.Err != nil || len(r.Calls) != 2 {
+		t.Fatalf("calls %+v, err %v", r.Calls, r.Err)
 	}
 	if <-late {
 		t.Error("the first tool call was not emitted when its content block stopped")
@@ -236,9 +194,9 @@ func TestRequestMapping(t *testing.T) {
 	}
 	srv := anthropictest.NewServer(t, anthropictest.Response{Blocks: []anthropictest.Block{anthropictest.Text("fine")}})
 	p := newProvider(t, srv, func(c *anthropic.Config) { c.ThinkingBudget = 2048; c.MaxTokens = 4096; c.Model = "claude-x" })
-	r := collect(mustStream(t, p, providers.Request{History: history}), nil)
-	if r.err != nil {
-		t.Fatal(r.err)
+	r := streamtest.Drain(mustStream(t, p, providers.Request{History: history}), nil)
+	if r.Err != nil {
+		t.Fatal(r.Err)
 	}
 	m := srv.LastRequest(t).Messages
 	if m.Model != "claude-x" || m.MaxTokens != 4096 || !strings.Contains(string(m.Thinking), `"budget_tokens":2048`) || len(m.System) != 0 {
@@ -297,14 +255,14 @@ func TestThinkingRoundTrip(t *testing.T) {
 		anthropictest.Response{Blocks: []anthropictest.Block{anthropictest.Text("Done.")}})
 	p := newProvider(t, srv, func(c *anthropic.Config) { c.ThinkingBudget = 1024 })
 	req := userRequest("list")
-	r := collect(mustStream(t, p, req), nil)
-	if r.err != nil || r.reasoning != "Need ls." || r.signature != "sig-xyz" || len(r.calls) != 1 {
+	r := streamtest.Drain(mustStream(t, p, req), nil)
+	if r.Err != nil || r.Reasoning != "Need ls." || r.Signature != "sig-xyz" || len(r.Calls) != 1 {
 		t.Fatalf("first response %+v", r)
 	}
 	req.History = append(req.History,
-		providers.Message{Role: providers.RoleAssistant, Reasoning: r.reasoning, ReasoningSignature: r.signature, ToolCalls: r.calls},
+		providers.Message{Role: providers.RoleAssistant, Reasoning: r.Reasoning, ReasoningSignature: r.Signature, ToolCalls: r.Calls},
 		providers.Message{Role: providers.RoleTool, ToolCallID: "toolu_1", Content: []providers.ContentPart{providers.TextPart("go.mod")}})
-	if r := collect(mustStream(t, p, req), nil); r.err != nil || r.text != "Done." {
+	if r := streamtest.Drain(mustStream(t, p, req), nil); r.Err != nil || r.Text != "Done." {
 		t.Fatalf("second response %+v", r)
 	}
 	a := srv.LastRequest(t).Messages.Messages[1]
@@ -335,8 +293,8 @@ func TestThinkingOffForUnsignedToolTurn(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := anthropictest.NewServer(t, anthropictest.Response{Blocks: []anthropictest.Block{anthropictest.Text("ok")}})
 			p := newProvider(t, srv, func(c *anthropic.Config) { c.ThinkingBudget = 2048 })
-			if r := collect(mustStream(t, p, providers.Request{History: tt.history}), nil); r.err != nil {
-				t.Fatal(r.err)
+			if r := streamtest.Drain(mustStream(t, p, providers.Request{History: tt.history}), nil); r.Err != nil {
+				t.Fatal(r.Err)
 			}
 			if got := len(srv.LastRequest(t).Messages.Thinking) > 0; got != tt.thinking {
 				t.Errorf("thinking sent: %v, want %v", got, tt.thinking)
@@ -396,7 +354,7 @@ func TestErrors(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Stream: %v", err)
 				}
-				err = collect(s, nil).err
+				err = streamtest.Drain(s, nil).Err
 			} else if err == nil {
 				t.Fatal("Stream succeeded")
 			}
@@ -429,7 +387,7 @@ func TestRateLimitThenSuccess(t *testing.T) {
 	if len(srv.Requests()) != 1 {
 		t.Fatalf("the SDK retried by itself")
 	}
-	if r := collect(mustStream(t, p, userRequest("hi")), nil); r.err != nil || r.text != "ok" {
+	if r := streamtest.Drain(mustStream(t, p, userRequest("hi")), nil); r.Err != nil || r.Text != "ok" {
 		t.Fatalf("second attempt %+v", r)
 	}
 }
@@ -486,8 +444,8 @@ func TestConnectionRefused(t *testing.T) {
 func TestHeadersAndNew(t *testing.T) {
 	srv := anthropictest.NewServer(t, anthropictest.Response{Blocks: []anthropictest.Block{anthropictest.Text("ok")}})
 	p := newProvider(t, srv, func(c *anthropic.Config) { c.Headers = map[string]string{"X-Team": "blue"} })
-	if r := collect(mustStream(t, p, userRequest("hi")), nil); r.err != nil {
-		t.Fatal(r.err)
+	if r := streamtest.Drain(mustStream(t, p, userRequest("hi")), nil); r.Err != nil {
+		t.Fatal(r.Err)
 	}
 	if h := srv.LastRequest(t).Header.Get("X-Team"); h != "blue" {
 		t.Errorf("X-Team = %q", h)

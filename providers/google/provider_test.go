@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,47 +15,8 @@ import (
 	"github.com/kosong-host/kosong-host/providers"
 	"github.com/kosong-host/kosong-host/providers/google"
 	"github.com/kosong-host/kosong-host/providers/googletest"
+	"github.com/kosong-host/kosong-host/providers/internal/streamtest"
 )
-
-type result struct {
-	text, reasoning string
-	calls           []providers.ToolCall
-	usage           *providers.Usage
-	signature       string
-	err             error
-}
-
-func collect(s providers.Stream, onCall func(providers.ToolCall)) result {
-	defer s.Close()
-	var r result
-	for {
-		ev, err := s.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			r.err = err
-			return r
-		}
-		switch ev.Kind {
-		case providers.EventText:
-			r.text += ev.Text
-		case providers.EventReasoning:
-			r.reasoning += ev.Text
-		case providers.EventToolCall:
-			r.calls = append(r.calls, *ev.ToolCall)
-			if onCall != nil {
-				onCall(*ev.ToolCall)
-			}
-		case providers.EventUsage:
-			r.usage = ev.Usage
-		}
-	}
-	if ss, ok := s.(interface{ ReasoningSignature() string }); ok {
-		r.signature = ss.ReasoningSignature()
-	}
-	return r
-}
 
 func newProvider(t *testing.T, srv *googletest.Server, mod func(*google.Config)) *google.Provider {
 	t.Helper()
@@ -131,21 +91,21 @@ func TestStream(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := googletest.NewServer(t, tt.resp)
 			p := newProvider(t, srv, nil)
-			r := collect(mustStream(t, p, userRequest("hi")), nil)
-			if r.err != nil {
-				t.Fatal(r.err)
+			r := streamtest.Drain(mustStream(t, p, userRequest("hi")), nil)
+			if r.Err != nil {
+				t.Fatal(r.Err)
 			}
-			if r.text != tt.text || r.reasoning != tt.reasoning {
-				t.Errorf("text %q reasoning %q, want %q %q", r.text, r.reasoning, tt.text, tt.reasoning)
+			if r.Text != tt.text || r.Reasoning != tt.reasoning {
+				t.Errorf("text %q reasoning %q, want %q %q", r.Text, r.Reasoning, tt.text, tt.reasoning)
 			}
-			if !reflect.DeepEqual(r.calls, tt.calls) {
-				t.Errorf("calls %+v, want %+v", r.calls, tt.calls)
+			if !reflect.DeepEqual(r.Calls, tt.calls) {
+				t.Errorf("calls %+v, want %+v", r.Calls, tt.calls)
 			}
-			if tt.usage != nil && !reflect.DeepEqual(r.usage, tt.usage) {
-				t.Errorf("usage %+v, want %+v", r.usage, tt.usage)
+			if tt.usage != nil && !reflect.DeepEqual(r.Usage, tt.usage) {
+				t.Errorf("usage %+v, want %+v", r.Usage, tt.usage)
 			}
-			if tt.sigs == "" && r.signature != "" || tt.sigs != "" && !reflect.DeepEqual(sigJSON(t, r.signature), sigJSON(t, tt.sigs)) {
-				t.Errorf("signature %s, want %s", r.signature, tt.sigs)
+			if tt.sigs == "" && r.Signature != "" || tt.sigs != "" && !reflect.DeepEqual(sigJSON(t, r.Signature), sigJSON(t, tt.sigs)) {
+				t.Errorf("signature %s, want %s", r.Signature, tt.sigs)
 			}
 
 			req := srv.LastRequest(t)
@@ -192,13 +152,13 @@ func TestCallEmittedWithItsChunk(t *testing.T) {
 			}
 		}}
 	srv := googletest.NewServer(t, resp)
-	r := collect(mustStream(t, newProvider(t, srv, nil), userRequest("go")), func(tc providers.ToolCall) {
+	r := streamtest.Drain(mustStream(t, newProvider(t, srv, nil), userRequest("go")), func(tc providers.ToolCall) {
 		if tc.ID == "Shell:0" {
 			close(got)
 		}
 	})
-	if r.err != nil || len(r.calls) != 2 {
-		t.Fatalf("calls %+v err %v", r.calls, r.err)
+	if r.Err != nil || len(r.Calls) != 2 {
+		t.Fatalf("calls %+v err %v", r.Calls, r.Err)
 	}
 	if <-late {
 		t.Error("the first call was not emitted when its chunk arrived")
@@ -227,8 +187,8 @@ func TestRequestMapping(t *testing.T) {
 	}
 	srv := googletest.NewServer(t, googletest.Response{Text: []string{"fine"}})
 	p := newProvider(t, srv, func(c *google.Config) { c.MaxTokens = 1000; c.ThinkingLevel = "low" })
-	if r := collect(mustStream(t, p, providers.Request{History: history}), nil); r.err != nil {
-		t.Fatal(r.err)
+	if r := streamtest.Drain(mustStream(t, p, providers.Request{History: history}), nil); r.Err != nil {
+		t.Fatal(r.Err)
 	}
 	g := srv.LastRequest(t).Generate
 	if g.SystemInstruction != nil || g.Tools != nil || g.GenerationConfig.MaxOutputTokens != 1000 || g.GenerationConfig.ThinkingConfig.ThinkingLevel != "LOW" {
@@ -300,15 +260,15 @@ func TestThoughtSignatureRoundTrip(t *testing.T) {
 		googletest.Response{Text: []string{"Done."}})
 	p := newProvider(t, srv, nil)
 	req := userRequest("list")
-	r := collect(mustStream(t, p, req), nil)
-	if r.err != nil || r.reasoning != "Need ls." || len(r.calls) != 2 || r.signature == "" {
+	r := streamtest.Drain(mustStream(t, p, req), nil)
+	if r.Err != nil || r.Reasoning != "Need ls." || len(r.Calls) != 2 || r.Signature == "" {
 		t.Fatalf("first response %+v", r)
 	}
 	req.History = append(req.History,
-		providers.Message{Role: providers.RoleAssistant, Reasoning: r.reasoning, ReasoningSignature: r.signature, ToolCalls: r.calls},
-		providers.Message{Role: providers.RoleTool, ToolCallID: r.calls[0].ID, Content: []providers.ContentPart{providers.TextPart("go.mod")}},
-		providers.Message{Role: providers.RoleTool, ToolCallID: r.calls[1].ID, IsError: true, Content: []providers.ContentPart{providers.TextPart("denied")}})
-	if r := collect(mustStream(t, p, req), nil); r.err != nil || r.text != "Done." {
+		providers.Message{Role: providers.RoleAssistant, Reasoning: r.Reasoning, ReasoningSignature: r.Signature, ToolCalls: r.Calls},
+		providers.Message{Role: providers.RoleTool, ToolCallID: r.Calls[0].ID, Content: []providers.ContentPart{providers.TextPart("go.mod")}},
+		providers.Message{Role: providers.RoleTool, ToolCallID: r.Calls[1].ID, IsError: true, Content: []providers.ContentPart{providers.TextPart("denied")}})
+	if r := streamtest.Drain(mustStream(t, p, req), nil); r.Err != nil || r.Text != "Done." {
 		t.Fatalf("second response %+v", r)
 	}
 	g := srv.LastRequest(t).Generate
@@ -368,7 +328,7 @@ func TestErrors(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Stream: %v", err)
 				}
-				err = collect(s, nil).err
+				err = streamtest.Drain(s, nil).Err
 			} else if err == nil {
 				t.Fatal("Stream succeeded")
 			}
@@ -399,7 +359,7 @@ func TestRateLimitThenSuccess(t *testing.T) {
 	if len(srv.Requests()) != 1 {
 		t.Fatal("the SDK retried by itself")
 	}
-	if r := collect(mustStream(t, p, userRequest("hi")), nil); r.err != nil || r.text != "ok" {
+	if r := streamtest.Drain(mustStream(t, p, userRequest("hi")), nil); r.Err != nil || r.Text != "ok" {
 		t.Fatalf("second attempt %+v", r)
 	}
 }
@@ -483,8 +443,8 @@ func TestNew(t *testing.T) {
 func TestHeaders(t *testing.T) {
 	srv := googletest.NewServer(t, googletest.Response{Text: []string{"ok"}})
 	p := newProvider(t, srv, func(c *google.Config) { c.Headers = map[string]string{"X-Team": "blue"}; c.Model = "gemini-2.5-pro" })
-	if r := collect(mustStream(t, p, userRequest("hi")), nil); r.err != nil {
-		t.Fatal(r.err)
+	if r := streamtest.Drain(mustStream(t, p, userRequest("hi")), nil); r.Err != nil {
+		t.Fatal(r.Err)
 	}
 	req := srv.LastRequest(t)
 	if req.Header.Get("X-Team") != "blue" || req.Model != "gemini-2.5-pro" || req.Generate.GenerationConfig != nil && req.Generate.GenerationConfig.ThinkingConfig != nil {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/internal/streamtest"
 	"github.com/kosong-host/kosong-host/providers/openaicompat"
 	"github.com/kosong-host/kosong-host/providers/openaitest"
 )
@@ -31,16 +31,6 @@ func newProvider(t *testing.T, srv *openaitest.Server) *openaicompat.Provider {
 	return p
 }
 
-// result is everything a stream produced.
-type result struct {
-	events    []providers.Event
-	text      string
-	reasoning string
-	calls     []providers.ToolCall
-	usage     *providers.Usage
-	err       error
-}
-
 // testCtx bounds a test so that a bug shows up as a failure, not a hang.
 func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -48,39 +38,13 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-func drain(s providers.Stream) result {
-	var r result
-	for {
-		ev, err := s.Next()
-		if err == io.EOF {
-			return r
-		}
-		if err != nil {
-			r.err = err
-			return r
-		}
-		r.events = append(r.events, ev)
-		switch ev.Kind {
-		case providers.EventText:
-			r.text += ev.Text
-		case providers.EventReasoning:
-			r.reasoning += ev.Text
-		case providers.EventToolCall:
-			r.calls = append(r.calls, *ev.ToolCall)
-		case providers.EventUsage:
-			r.usage = ev.Usage
-		}
-	}
-}
-
-func run(t *testing.T, p providers.ChatProvider, req providers.Request) result {
+func run(t *testing.T, p providers.ChatProvider, req providers.Request) streamtest.Result {
 	t.Helper()
 	s, err := p.Stream(testCtx(t), req)
 	if err != nil {
-		return result{err: err}
+		return streamtest.Result{Err: err}
 	}
-	defer s.Close()
-	return drain(s)
+	return streamtest.Drain(s, nil)
 }
 
 var userHello = providers.Request{History: []providers.Message{{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart("hi")}}}}
@@ -146,17 +110,17 @@ func TestStreamQuirks(t *testing.T) {
 			}
 			srv := openaitest.NewServer(t, resp)
 			r := run(t, newProvider(t, srv), userHello)
-			if r.err != nil {
-				t.Fatalf("stream error: %v", r.err)
+			if r.Err != nil {
+				t.Fatalf("stream error: %v", r.Err)
 			}
-			if r.reasoning != "Let me think." || r.text != "I will look." {
-				t.Errorf("reasoning %q, text %q", r.reasoning, r.text)
+			if r.Reasoning != "Let me think." || r.Text != "I will look." {
+				t.Errorf("reasoning %q, text %q", r.Reasoning, r.Text)
 			}
-			if len(r.calls) != len(calls) {
-				t.Fatalf("got %d tool calls, want %d: %+v", len(r.calls), len(calls), r.calls)
+			if len(r.Calls) != len(calls) {
+				t.Fatalf("got %d tool calls, want %d: %+v", len(r.Calls), len(calls), r.Calls)
 			}
 			seen := map[string]bool{}
-			for i, got := range r.calls {
+			for i, got := range r.Calls {
 				want := calls[i]
 				if wantID := openaitest.ToolCallID(resp, i); wantID != "" {
 					if got.ID != wantID {
@@ -174,13 +138,13 @@ func TestStreamQuirks(t *testing.T) {
 				}
 			}
 			want := providers.Usage{InputTokens: 120, OutputTokens: 30, CacheReadTokens: 100}
-			if r.usage == nil || *r.usage != want {
-				t.Errorf("usage = %+v, want %+v", r.usage, want)
+			if r.Usage == nil || *r.Usage != want {
+				t.Errorf("usage = %+v, want %+v", r.Usage, want)
 			}
-			if last := r.events[len(r.events)-1]; last.Kind != providers.EventUsage {
+			if last := r.Events[len(r.Events)-1]; last.Kind != providers.EventUsage {
 				t.Errorf("last event kind = %v, want usage", last.Kind)
 			}
-			if k := r.events[0].Kind; k != providers.EventReasoning {
+			if k := r.Events[0].Kind; k != providers.EventReasoning {
 				t.Errorf("first event kind = %v, want reasoning", k)
 			}
 		})
@@ -232,10 +196,9 @@ func TestToolCallEmittedBeforeStreamEnd(t *testing.T) {
 			t.Fatalf("first event = %+v %+v, want complete call_a", ev, ev.ToolCall)
 		}
 		close(gotA)
-		r := drain(s)
-		s.Close()
-		if r.err != nil || len(r.calls) != 1 || r.calls[0].ID != "call_b" {
-			t.Fatalf("rest = %+v, err %v", r.calls, r.err)
+		r := streamtest.Drain(s, nil)
+		if r.Err != nil || len(r.Calls) != 1 || r.Calls[0].ID != "call_b" {
+			t.Fatalf("rest = %+v, err %v", r.Calls, r.Err)
 		}
 	}
 }
@@ -249,12 +212,12 @@ func TestInterleavedEmitsInOrderWhenComplete(t *testing.T) {
 	}
 	srv := openaitest.NewServer(t, openaitest.Response{ToolCalls: calls, Quirks: openaitest.Quirks{Interleave: true, SplitArguments: 4}})
 	r := run(t, newProvider(t, srv), userHello)
-	if r.err != nil {
-		t.Fatal(r.err)
+	if r.Err != nil {
+		t.Fatal(r.Err)
 	}
-	if len(r.calls) != 2 || r.calls[0].ID != "call_long" || r.calls[0].Arguments != calls[0].Arguments ||
-		r.calls[1].ID != "call_short" || r.calls[1].Arguments != calls[1].Arguments {
-		t.Fatalf("calls = %+v", r.calls)
+	if len(r.Calls) != 2 || r.Calls[0].ID != "call_long" || r.Calls[0].Arguments != calls[0].Arguments ||
+		r.Calls[1].ID != "call_short" || r.Calls[1].Arguments != calls[1].Arguments {
+		t.Fatalf("calls = %+v", r.Calls)
 	}
 }
 
@@ -357,27 +320,27 @@ func TestRawStreams(t *testing.T) {
 			r := run(t, newProvider(t, srv), userHello)
 			if tt.wantKind != 0 {
 				var pe *providers.Error
-				if !errors.As(r.err, &pe) || pe.Kind != tt.wantKind {
-					t.Fatalf("err = %v, want kind %v", r.err, tt.wantKind)
+				if !errors.As(r.Err, &pe) || pe.Kind != tt.wantKind {
+					t.Fatalf("err = %v, want kind %v", r.Err, tt.wantKind)
 				}
 				return
 			}
-			if r.err != nil {
-				t.Fatal(r.err)
+			if r.Err != nil {
+				t.Fatal(r.Err)
 			}
-			if r.text != tt.wantText {
-				t.Errorf("text = %q, want %q", r.text, tt.wantText)
+			if r.Text != tt.wantText {
+				t.Errorf("text = %q, want %q", r.Text, tt.wantText)
 			}
-			if len(r.calls) != len(tt.wantCalls) {
-				t.Fatalf("calls = %+v, want %+v", r.calls, tt.wantCalls)
+			if len(r.Calls) != len(tt.wantCalls) {
+				t.Fatalf("calls = %+v, want %+v", r.Calls, tt.wantCalls)
 			}
-			for i := range r.calls {
-				if r.calls[i] != tt.wantCalls[i] {
-					t.Errorf("call %d = %+v, want %+v", i, r.calls[i], tt.wantCalls[i])
+			for i := range r.Calls {
+				if r.Calls[i] != tt.wantCalls[i] {
+					t.Errorf("call %d = %+v, want %+v", i, r.Calls[i], tt.wantCalls[i])
 				}
 			}
-			if tt.wantUsage != nil && (r.usage == nil || *r.usage != *tt.wantUsage) {
-				t.Errorf("usage = %+v, want %+v", r.usage, tt.wantUsage)
+			if tt.wantUsage != nil && (r.Usage == nil || *r.Usage != *tt.wantUsage) {
+				t.Errorf("usage = %+v, want %+v", r.Usage, tt.wantUsage)
 			}
 		})
 	}
@@ -411,8 +374,8 @@ func TestRequestMapping(t *testing.T) {
 			{Name: "Now", Description: "The time"},
 		},
 	}
-	if r := run(t, p, req); r.err != nil || r.text != "done" {
-		t.Fatalf("text %q, err %v", r.text, r.err)
+	if r := run(t, p, req); r.Err != nil || r.Text != "done" {
+		t.Fatalf("text %q, err %v", r.Text, r.Err)
 	}
 
 	got := srv.LastRequest(t)
@@ -491,8 +454,8 @@ func TestMaxTokens(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := run(t, p, userHello); r.err != nil {
-			t.Fatalf("%s: %v", tc.name, r.err)
+		if r := run(t, p, userHello); r.Err != nil {
+			t.Fatalf("%s: %v", tc.name, r.Err)
 		}
 		body := srv.LastRequest(t).JSON
 		if body[tc.field] != float64(1000) || len(body) == 0 {
@@ -528,8 +491,8 @@ func TestErrors(t *testing.T) {
 			srv := openaitest.NewServer(t, tt.resp)
 			r := run(t, newProvider(t, srv), userHello)
 			var pe *providers.Error
-			if !errors.As(r.err, &pe) {
-				t.Fatalf("err = %v (%T), want *providers.Error", r.err, r.err)
+			if !errors.As(r.Err, &pe) {
+				t.Fatalf("err = %v (%T), want *providers.Error", r.Err, r.Err)
 			}
 			if pe.Kind != tt.kind || pe.StatusCode != tt.status || pe.Retryable() != tt.retryable || pe.Provider != "kimi" {
 				t.Errorf("err = %+v (%v), want kind %v status %d retryable %v", pe, pe, tt.kind, tt.status, tt.retryable)
@@ -561,8 +524,8 @@ func TestEmptyQueueIsAServerError(t *testing.T) {
 	srv := openaitest.NewServer(t)
 	r := run(t, newProvider(t, srv), userHello)
 	var pe *providers.Error
-	if !errors.As(r.err, &pe) || pe.Kind != providers.ErrServer || !strings.Contains(pe.Error(), "no scripted response left") {
-		t.Fatalf("err = %v", r.err)
+	if !errors.As(r.Err, &pe) || pe.Kind != providers.ErrServer || !strings.Contains(pe.Error(), "no scripted response left") {
+		t.Fatalf("err = %v", r.Err)
 	}
 }
 
@@ -629,7 +592,7 @@ func TestDoneWithoutFinishReason(t *testing.T) {
 		chunk(`{"tool_calls":[{"index":0,"id":"a","function":{"name":"X","arguments":"{}"}}]}`),
 	}})
 	r := run(t, newProvider(t, srv), userHello)
-	if r.err != nil || r.text != "hi" || len(r.calls) != 1 || r.calls[0].ID != "a" {
+	if r.Err != nil || r.Text != "hi" || len(r.Calls) != 1 || r.Calls[0].ID != "a" {
 		t.Fatalf("r = %+v", r)
 	}
 }

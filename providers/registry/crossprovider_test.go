@@ -3,8 +3,6 @@ package registry_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -14,6 +12,7 @@ import (
 	"github.com/kosong-host/kosong-host/providers/anthropictest"
 	"github.com/kosong-host/kosong-host/providers/google"
 	"github.com/kosong-host/kosong-host/providers/googletest"
+	"github.com/kosong-host/kosong-host/providers/internal/streamtest"
 	"github.com/kosong-host/kosong-host/providers/openaicompat"
 	"github.com/kosong-host/kosong-host/providers/openaitest"
 )
@@ -180,31 +179,13 @@ func step(t *testing.T, p providers.ChatProvider, history []providers.Message) p
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	msg := providers.Message{Role: providers.RoleAssistant}
-	var text strings.Builder
-	for {
-		ev, err := s.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch ev.Kind {
-		case providers.EventText:
-			text.WriteString(ev.Text)
-		case providers.EventReasoning:
-			msg.Reasoning += ev.Text
-		case providers.EventToolCall:
-			msg.ToolCalls = append(msg.ToolCalls, *ev.ToolCall)
-		}
+	r := streamtest.Drain(s, nil)
+	if r.Err != nil {
+		t.Fatal(r.Err)
 	}
-	if ss, ok := s.(interface{ ReasoningSignature() string }); ok {
-		msg.ReasoningSignature = ss.ReasoningSignature()
-	}
-	if text.Len() > 0 {
-		msg.Content = []providers.ContentPart{providers.TextPart(text.String())}
+	msg := providers.Message{Role: providers.RoleAssistant, Reasoning: r.Reasoning, ToolCalls: r.Calls, ReasoningSignature: r.Signature}
+	if r.Text != "" {
+		msg.Content = []providers.ContentPart{providers.TextPart(r.Text)}
 	}
 	return msg
 }

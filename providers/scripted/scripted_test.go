@@ -3,7 +3,6 @@ package scripted_test
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,46 +10,17 @@ import (
 	"time"
 
 	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/internal/streamtest"
 	"github.com/kosong-host/kosong-host/providers/scripted"
 )
 
-type result struct {
-	text, reasoning string
-	textChunks      int
-	calls           []providers.ToolCall
-	usage           *providers.Usage
-	err             error
-}
-
-func play(t *testing.T, p providers.ChatProvider) result {
+func play(t *testing.T, p providers.ChatProvider) streamtest.Result {
 	t.Helper()
 	s, err := p.Stream(context.Background(), providers.Request{})
 	if err != nil {
-		return result{err: err}
+		return streamtest.Result{Err: err}
 	}
-	defer s.Close()
-	var r result
-	for {
-		ev, err := s.Next()
-		if err == io.EOF {
-			return r
-		}
-		if err != nil {
-			r.err = err
-			return r
-		}
-		switch ev.Kind {
-		case providers.EventText:
-			r.text += ev.Text
-			r.textChunks++
-		case providers.EventReasoning:
-			r.reasoning += ev.Text
-		case providers.EventToolCall:
-			r.calls = append(r.calls, *ev.ToolCall)
-		case providers.EventUsage:
-			r.usage = ev.Usage
-		}
-	}
+	return streamtest.Drain(s, nil)
 }
 
 func writeScript(t *testing.T, content string) string {
@@ -87,31 +57,31 @@ func TestReplay(t *testing.T) {
 	}
 
 	r := play(t, p)
-	if r.err != nil {
-		t.Fatal(r.err)
+	if r.Err != nil {
+		t.Fatal(r.Err)
 	}
-	if r.text != "Let me   look around." || r.textChunks != 4 || r.reasoning != "The user wants files." {
-		t.Errorf("text %q in %d chunks, reasoning %q", r.text, r.textChunks, r.reasoning)
+	if r.Text != "Let me   look around." || r.TextChunks != 4 || r.Reasoning != "The user wants files." {
+		t.Errorf("text %q in %d chunks, reasoning %q", r.Text, r.TextChunks, r.Reasoning)
 	}
 	want := []providers.ToolCall{
 		{ID: "call_1", Name: "Shell", Arguments: `{"command":"ls -la","timeout":5,"flags":["a","b"],"deep":{"x":null,"y":true}}`},
 		{ID: "call_1_2", Name: "ReadFile", Arguments: `{"path": "README.md"}`},
 	}
-	if len(r.calls) != 2 || r.calls[0] != want[0] || r.calls[1] != want[1] {
-		t.Errorf("calls = %+v\nwant    %+v", r.calls, want)
+	if len(r.Calls) != 2 || r.Calls[0] != want[0] || r.Calls[1] != want[1] {
+		t.Errorf("calls = %+v\nwant    %+v", r.Calls, want)
 	}
-	if r.usage == nil || *r.usage != (providers.Usage{InputTokens: 10, OutputTokens: 5}) {
-		t.Errorf("usage = %+v", r.usage)
+	if r.Usage == nil || *r.Usage != (providers.Usage{InputTokens: 10, OutputTokens: 5}) {
+		t.Errorf("usage = %+v", r.Usage)
 	}
 
 	r = play(t, p)
 	var pe *providers.Error
-	if !errors.As(r.err, &pe) || pe.Kind != providers.ErrRateLimit || !pe.Retryable() {
-		t.Errorf("turn 2: err = %v, want a scripted rate limit", r.err)
+	if !errors.As(r.Err, &pe) || pe.Kind != providers.ErrRateLimit || !pe.Retryable() {
+		t.Errorf("turn 2: err = %v, want a scripted rate limit", r.Err)
 	}
 
 	r = play(t, p)
-	if r.err != nil || r.text != "Done." || len(r.calls) != 1 || r.calls[0] != (providers.ToolCall{ID: "call_3_1", Name: "Now", Arguments: "{}"}) {
+	if r.Err != nil || r.Text != "Done." || len(r.Calls) != 1 || r.Calls[0] != (providers.ToolCall{ID: "call_3_1", Name: "Now", Arguments: "{}"}) {
 		t.Errorf("turn 3 = %+v", r)
 	}
 
@@ -119,11 +89,11 @@ func TestReplay(t *testing.T) {
 		t.Errorf("played %d remaining %d", p.Played(), p.Remaining())
 	}
 	r = play(t, p)
-	if !errors.As(r.err, &pe) || pe.Kind != providers.ErrScriptExhausted || pe.Retryable() {
-		t.Fatalf("exhausted: err = %v", r.err)
+	if !errors.As(r.Err, &pe) || pe.Kind != providers.ErrScriptExhausted || pe.Retryable() {
+		t.Fatalf("exhausted: err = %v", r.Err)
 	}
-	if !strings.Contains(r.err.Error(), "scripted provider: the script "+p.Source()+" has no more turns (3 played)") {
-		t.Errorf("exhausted message = %q", r.err)
+	if !strings.Contains(r.Err.Error(), "scripted provider: the script "+p.Source()+" has no more turns (3 played)") {
+		t.Errorf("exhausted message = %q", r.Err)
 	}
 }
 
@@ -136,17 +106,17 @@ func TestNewFromGo(t *testing.T) {
 		t.Errorf("Model = %q", p.Model())
 	}
 	r := play(t, p)
-	if r.err != nil || r.text != "one two" || r.textChunks != 2 || r.calls[0].ID != "call_1_1" || r.calls[1].ID != "keep" {
+	if r.Err != nil || r.Text != "one two" || r.TextChunks != 2 || r.Calls[0].ID != "call_1_1" || r.Calls[1].ID != "keep" {
 		t.Errorf("turn 1 = %+v", r)
 	}
 	r = play(t, p)
 	var pe *providers.Error
-	if !errors.As(r.err, &pe) || pe.Kind != providers.ErrEmptyResponse {
-		t.Errorf("turn 2 err = %v, want empty response", r.err)
+	if !errors.As(r.Err, &pe) || pe.Kind != providers.ErrEmptyResponse {
+		t.Errorf("turn 2 err = %v, want empty response", r.Err)
 	}
 	r = play(t, p)
-	if !errors.As(r.err, &pe) || pe.Kind != providers.ErrScriptExhausted || !strings.Contains(pe.Error(), "(2 played)") {
-		t.Errorf("turn 3 err = %v", r.err)
+	if !errors.As(r.Err, &pe) || pe.Kind != providers.ErrScriptExhausted || !strings.Contains(pe.Error(), "(2 played)") {
+		t.Errorf("turn 3 err = %v", r.Err)
 	}
 }
 
@@ -156,7 +126,7 @@ func TestDelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := play(t, p); r.err != nil || r.text != "a b" {
+	if r := play(t, p); r.Err != nil || r.Text != "a b" {
 		t.Fatalf("turn 1 = %+v", r)
 	}
 	// ...and a long one is cut short by the context.
@@ -177,10 +147,10 @@ func TestDelay(t *testing.T) {
 
 func TestDelayBetweenChunksOnly(t *testing.T) {
 	p := scripted.New([]scripted.Turn{{Text: "only", Delay: time.Hour}})
-	done := make(chan result, 1)
+	done := make(chan streamtest.Result, 1)
 	go func() { done <- play(t, p) }()
 	// A single chunk has nothing to wait for; a bug here hangs the test.
-	if r := <-done; r.err != nil || r.text != "only" {
+	if r := <-done; r.Err != nil || r.Text != "only" {
 		t.Fatalf("r = %+v", r)
 	}
 }
