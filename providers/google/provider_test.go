@@ -322,26 +322,8 @@ func TestErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := googletest.NewServer(t, tt.resp)
-			p := newProvider(t, srv, nil)
-			s, err := p.Stream(context.Background(), userRequest("hi"))
-			if tt.onNext {
-				if err != nil {
-					t.Fatalf("Stream: %v", err)
-				}
-				err = streamtest.Drain(s, nil).Err
-			} else if err == nil {
-				t.Fatal("Stream succeeded")
-			}
-			var pe *providers.Error
-			if !errors.As(err, &pe) {
-				t.Fatalf("error %v (%T) is not a *providers.Error", err, err)
-			}
-			if pe.Kind != tt.kind || pe.StatusCode != tt.status || pe.Retryable() != tt.retryable || pe.Provider != "google" {
-				t.Errorf("error %v: kind %v status %d retryable %v", err, pe.Kind, pe.StatusCode, pe.Retryable())
-			}
-			if !strings.Contains(err.Error(), tt.contains) {
-				t.Errorf("error %q does not contain %q", err, tt.contains)
-			}
+			streamtest.CheckError(t, newProvider(t, srv, nil), userRequest("hi"), streamtest.WantError{
+				Provider: "google", Kind: tt.kind, Status: tt.status, Retryable: tt.retryable, OnNext: tt.onNext, Contains: tt.contains})
 			if n := len(srv.Requests()); n != 1 {
 				t.Errorf("%d requests: the SDK retried or resumed", n)
 			}

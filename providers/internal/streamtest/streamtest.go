@@ -1,10 +1,13 @@
-// Package streamtest reads a provider's stream to its end for the tests of
-// the providers.
+// Package streamtest reads a provider's stream to its end, and checks the
+// errors a provider ends a request with, for the tests of the providers.
 package streamtest
 
 import (
+	"context"
 	"errors"
 	"io"
+	"strings"
+	"testing"
 
 	"github.com/kosong-host/kosong-host/providers"
 )
@@ -57,4 +60,41 @@ func Drain(s providers.Stream, onCall func(providers.ToolCall)) Result {
 		r.Signature = ss.ReasoningSignature()
 	}
 	return r
+}
+
+// WantError is the error a request to a provider should end with.
+type WantError struct {
+	Provider  string
+	Kind      providers.ErrorKind
+	Status    int
+	Retryable bool
+	// OnNext says the error ends the stream rather than Stream.
+	OnNext bool
+	// Contains is a part of the error's text.
+	Contains string
+}
+
+// CheckError sends req to p and checks the error it ends with.
+func CheckError(t *testing.T, p providers.ChatProvider, req providers.Request, want WantError) {
+	t.Helper()
+	s, err := p.Stream(context.Background(), req)
+	if want.OnNext {
+		if err != nil {
+			t.Fatalf("Stream: %v", err)
+		}
+		err = Drain(s, nil).Err
+	} else if err == nil {
+		s.Close()
+		t.Fatal("Stream succeeded")
+	}
+	var pe *providers.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("error %v (%T) is not a *providers.Error", err, err)
+	}
+	if pe.Kind != want.Kind || pe.StatusCode != want.Status || pe.Retryable() != want.Retryable || pe.Provider != want.Provider {
+		t.Errorf("error %v: kind %v status %d retryable %v", err, pe.Kind, pe.StatusCode, pe.Retryable())
+	}
+	if !strings.Contains(err.Error(), want.Contains) {
+		t.Errorf("error %q does not contain %q", err, want.Contains)
+	}
 }
