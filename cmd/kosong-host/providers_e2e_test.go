@@ -71,7 +71,7 @@ func TestRunNativeProviders(t *testing.T) {
 
 func TestRunNativeProviderMissingKey(t *testing.T) {
 	for _, tt := range []struct{ provider, want string }{
-		{"anthropic", "ANTHROPIC_API_KEY is not set (provider anthropic)"},
+		{"anthropic", "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) is not set (provider anthropic)"},
 		{"google", "GOOGLE_API_KEY"},
 	} {
 		r := runWithEnv(t, nil, "run", "--provider", tt.provider, "-p", "hi")

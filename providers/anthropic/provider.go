@@ -70,6 +70,10 @@ const (
 	BaseURLEnv = "ANTHROPIC_BASE_URL"
 	APIKeyEnv  = "ANTHROPIC_API_KEY"
 	ModelEnv   = "ANTHROPIC_MODEL_NAME"
+	// AuthTokenEnv holds a bearer token instead of an API key (gateways
+	// such as Moonshot's Anthropic-compatible endpoint); ANTHROPIC_API_KEY
+	// wins when both are set.
+	AuthTokenEnv = "ANTHROPIC_AUTH_TOKEN"
 )
 
 // Config configures a Provider.
@@ -80,6 +84,8 @@ type Config struct {
 	BaseURL string
 	// APIKey is the key sent with each request.
 	APIKey string
+	// AuthToken, when set instead of APIKey, is sent as a bearer token.
+	AuthToken string
 	// APIKeyEnv names where the key came from, for error messages.
 	APIKeyEnv string
 	// Model is the model name (default DefaultModel).
@@ -138,7 +144,7 @@ func New(cfg Config) (*Provider, error) {
 		// from the SDK's own environment variables or profiles.
 		option.WithoutEnvironmentDefaults(),
 		option.WithBaseURL(strings.TrimRight(cfg.BaseURL, "/") + "/"),
-		option.WithAPIKey(cfg.APIKey),
+		credential(cfg),
 		option.WithHTTPClient(httpClient),
 		// The agent loop retries whole steps.
 		option.WithMaxRetries(0),
@@ -148,6 +154,14 @@ func New(cfg Config) (*Provider, error) {
 		opts = append(opts, option.WithHeader(k, v))
 	}
 	return &Provider{cfg: cfg, client: anthropic.NewClient(opts...)}, nil
+}
+
+// credential is the key, or else the bearer token, of cfg.
+func credential(cfg Config) option.RequestOption {
+	if cfg.APIKey == "" && cfg.AuthToken != "" {
+		return option.WithAuthToken(cfg.AuthToken)
+	}
+	return option.WithAPIKey(cfg.APIKey)
 }
 
 // Name implements providers.ChatProvider.

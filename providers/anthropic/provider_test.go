@@ -357,6 +357,20 @@ func TestErrors(t *testing.T) {
 	}
 }
 
+// A bearer token (ANTHROPIC_AUTH_TOKEN) goes as Authorization, never as an
+// API key.
+func TestAuthToken(t *testing.T) {
+	srv := anthropictest.NewServer(t, anthropictest.Response{Blocks: []anthropictest.Block{anthropictest.Text("ok")}})
+	p := newProvider(t, srv, func(c *anthropic.Config) { c.APIKey, c.AuthToken = "", "tok-1" })
+	if r := streamtest.Drain(mustStream(t, p, userRequest("hi")), nil); r.Err != nil || r.Text != "ok" {
+		t.Fatalf("stream: %+v", r)
+	}
+	h := srv.LastRequest(t).Header
+	if h.Get("Authorization") != "Bearer tok-1" || h.Get("X-Api-Key") != "" {
+		t.Fatalf("headers %v", h)
+	}
+}
+
 // A 429 is a retryable error; the next attempt (the loop's) succeeds.
 func TestRateLimitThenSuccess(t *testing.T) {
 	srv := anthropictest.NewServer(t, anthropictest.Response{Status: 429},

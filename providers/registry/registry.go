@@ -25,13 +25,13 @@
 //
 // For a provider of type T, with the built-in variables of T ({T}_API_KEY,
 // {T}_BASE_URL, {T}_MODEL_NAME for kimi, openai, anthropic; GOOGLE_* for
-// google, whose key may also be in GEMINI_API_KEY; none for
-// openai-compatible):
+// google, whose key may also be in GEMINI_API_KEY; anthropic's may be a
+// bearer token in ANTHROPIC_AUTH_TOKEN; none for openai-compatible):
 //
 //   - API key: when the provider sets api_key_env, that variable and
 //     nothing else. Otherwise {T}_API_KEY when set, else the file's
 //     api_key. A missing key is a ConfigError naming the variable, e.g.
-//     "ANTHROPIC_API_KEY is not set (provider anthropic)"; an
+//     "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) is not set (provider anthropic)"; an
 //     openai-compatible provider may have no key (local servers).
 //   - Base URL: --base-url, else {T}_BASE_URL, else the file's base_url,
 //     else the type's default.
@@ -132,7 +132,7 @@ func Builtins() []Builtin {
 	}
 	return append(out,
 		Builtin{Name: anthropic.Name, BaseURL: anthropic.DefaultBaseURL, Model: anthropic.DefaultModel,
-			BaseURLEnv: anthropic.BaseURLEnv, ModelEnv: anthropic.ModelEnv, APIKeyEnvs: []string{anthropic.APIKeyEnv}},
+			BaseURLEnv: anthropic.BaseURLEnv, ModelEnv: anthropic.ModelEnv, APIKeyEnvs: []string{anthropic.APIKeyEnv, anthropic.AuthTokenEnv}},
 		Builtin{Name: google.Name, BaseURL: google.DefaultBaseURL, Model: google.DefaultModel,
 			BaseURLEnv: google.BaseURLEnv, ModelEnv: google.ModelEnv, APIKeyEnvs: []string{google.APIKeyEnv, google.AltAPIKeyEnv}},
 	)
@@ -420,6 +420,9 @@ func (r *resolver) build(p config.Provider, alias *config.Model, model string) (
 	case config.TypeAnthropic:
 		cfg := anthropic.Config{Name: p.Name, BaseURL: baseURL, APIKey: key, APIKeyEnv: keyFrom, Model: model,
 			MaxTokens: int64(maxTokens), Headers: p.Headers}
+		if keyFrom == anthropic.AuthTokenEnv {
+			cfg.APIKey, cfg.AuthToken = "", key
+		}
 		if thinking {
 			limit := cfg.MaxTokens
 			if limit <= 0 {
