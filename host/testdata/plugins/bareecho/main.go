@@ -1,8 +1,11 @@
-// Command bareecho serves the Plugin service's Call as a bare gRPC echo on a
-// unix socket, without go-plugin: the baseline of the round-trip benchmark.
-// Usage: bareecho SOCKET. With KOSONG_PLUGIN_TLS_FD set it reads a
-// pluginsdk.TLSBundle from that descriptor and serves mutual TLS, as plugins
-// do. It prints "ready" once listening.
+// Command bareecho serves the Plugin service on a unix socket without
+// go-plugin: the baselines of the round-trip benchmark. Usage: bareecho
+// SOCKET [sdk]. By default Call is a bare echo of the arguments; with "sdk"
+// the service is pluginsdk's own, serving an Echo tool like the echo
+// plugin's (Load it first), so that only go-plugin differs from a plugin.
+// With KOSONG_PLUGIN_TLS_FD set it reads a pluginsdk.TLSBundle from that
+// descriptor and serves mutual TLS, as plugins do. It prints "ready" once
+// listening.
 package main
 
 import (
@@ -29,6 +32,18 @@ func (server) Call(_ context.Context, req *pluginv1.CallRequest) (*pluginv1.Call
 	return &pluginv1.CallResponse{Result: &pluginv1.CallResponse_Ok{Ok: &pluginv1.ToolOk{
 		Output: []*pluginv1.ContentPart{{Part: &pluginv1.ContentPart_Text{Text: req.GetArguments()}}}}}}, nil
 }
+
+type echoParams struct {
+	Text string `json:"text" jsonschema:"description=The text to echo back."`
+}
+
+type echo struct{}
+
+func (echo) Call(_ context.Context, p echoParams) pluginsdk.Result {
+	return pluginsdk.Ok(p.Text).WithBrief("echoed")
+}
+
+func newEcho() (echo, error) { return echo{}, nil }
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, err)
@@ -61,7 +76,16 @@ func main() {
 		fail(err)
 	}
 	s := grpc.NewServer(opts...)
-	pluginv1.RegisterPluginServer(s, server{})
+	if len(os.Args) > 2 && os.Args[2] == "sdk" {
+		sdk := &pluginsdk.GRPCPlugin{Definitions: []pluginsdk.Definition{
+			pluginsdk.NewTool[echoParams]("Echo", "Echo the given text back, unchanged.", newEcho),
+		}}
+		if err := sdk.GRPCServer(nil, s); err != nil {
+			fail(err)
+		}
+	} else {
+		pluginv1.RegisterPluginServer(s, server{})
+	}
 	fmt.Println("ready")
 	_ = s.Serve(l)
 }
