@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -514,8 +513,6 @@ func TestInputSchema(t *testing.T) {
 	}
 }
 
-var _ = http.StatusOK
-
 // Close may be called while Next waits for the server.
 func TestCloseWhileWaiting(t *testing.T) {
 	srv := anthropictest.NewServer(t, anthropictest.Response{Blocks: []anthropictest.Block{anthropictest.Text("a", "b")},
@@ -524,18 +521,5 @@ func TestCloseWhileWaiting(t *testing.T) {
 				<-c.Done()
 			}
 		}})
-	s := mustStream(t, newProvider(t, srv, nil), userRequest("hi"))
-	if ev, err := s.Next(); err != nil || ev.Text != "a" {
-		t.Fatalf("first event %+v %v", ev, err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.Next()
-		done <- err
-	}()
-	s.Close()
-	if err := <-done; err == nil {
-		t.Error("Next succeeded after Close")
-	}
-	s.Close()
+	streamtest.CheckCloseWhileWaiting(t, mustStream(t, newProvider(t, srv, nil), userRequest("hi")))
 }

@@ -1,31 +1,19 @@
 package anthropictest_test
 
 import (
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/kosong-host/kosong-host/providers/anthropictest"
+	"github.com/kosong-host/kosong-host/providers/internal/fakeapi"
 )
-
-func post(t *testing.T, srv *anthropictest.Server, path, body string) (*http.Response, string) {
-	t.Helper()
-	resp, err := srv.Client().Post(srv.URL+path, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
-}
 
 func TestServerWritesSSE(t *testing.T) {
 	srv := anthropictest.NewServer(t, anthropictest.Response{
 		Blocks: []anthropictest.Block{anthropictest.Thinking("sig", "hm"), anthropictest.Text("Hi"), anthropictest.ToolUse("toolu_1", "Shell", `{"command":"ls"}`, 5)},
 		Usage:  &anthropictest.Usage{InputTokens: 3, OutputTokens: 2}, Pings: true,
 	})
-	resp, body := post(t, srv, "/v1/messages", `{"model":"claude-x","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	resp, body := fakeapi.Post(t, srv.Server, "/v1/messages", `{"model":"claude-x","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -50,15 +38,15 @@ func TestServerWritesSSE(t *testing.T) {
 
 func TestServerErrors(t *testing.T) {
 	srv := anthropictest.NewServer(t, anthropictest.Response{Status: 529})
-	resp, body := post(t, srv, "/v1/messages", `{"model":"m"}`)
+	resp, body := fakeapi.Post(t, srv.Server, "/v1/messages", `{"model":"m"}`)
 	if resp.StatusCode != 529 || !strings.Contains(body, `"type":"overloaded_error"`) {
 		t.Errorf("status %d body %s", resp.StatusCode, body)
 	}
-	resp, body = post(t, srv, "/v1/messages", `{"model":"m"}`)
+	resp, body = fakeapi.Post(t, srv.Server, "/v1/messages", `{"model":"m"}`)
 	if resp.StatusCode != 500 || !strings.Contains(body, "no scripted response left for request #2") {
 		t.Errorf("status %d body %s", resp.StatusCode, body)
 	}
-	if resp, _ := post(t, srv, "/v1/complete", `{}`); resp.StatusCode != 404 {
+	if resp, _ := fakeapi.Post(t, srv.Server, "/v1/complete", `{}`); resp.StatusCode != 404 {
 		t.Errorf("status %d for another path", resp.StatusCode)
 	}
 	srv.Enqueue(anthropictest.Response{})

@@ -385,20 +385,7 @@ func TestCloseWhileWaiting(t *testing.T) {
 				<-c.Done()
 			}
 		}})
-	s := mustStream(t, newProvider(t, srv, nil), userRequest("hi"))
-	if ev, err := s.Next(); err != nil || ev.Text != "a" {
-		t.Fatalf("first event %+v %v", ev, err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := s.Next()
-		done <- err
-	}()
-	s.Close()
-	if err := <-done; err == nil {
-		t.Error("Next succeeded after Close")
-	}
-	s.Close()
+	streamtest.CheckCloseWhileWaiting(t, mustStream(t, newProvider(t, srv, nil), userRequest("hi")))
 }
 
 func TestNew(t *testing.T) {

@@ -1,24 +1,12 @@
 package googletest_test
 
 import (
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/kosong-host/kosong-host/providers/googletest"
+	"github.com/kosong-host/kosong-host/providers/internal/fakeapi"
 )
-
-func post(t *testing.T, srv *googletest.Server, path, body string) (*http.Response, string) {
-	t.Helper()
-	resp, err := srv.Client().Post(srv.URL+path, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
-}
 
 func TestServerWritesSSE(t *testing.T) {
 	srv := googletest.NewServer(t, googletest.Response{
@@ -27,7 +15,7 @@ func TestServerWritesSSE(t *testing.T) {
 		Calls: []googletest.Call{{Name: "Shell", Args: `{"command":"ls"}`}},
 		Usage: &googletest.Usage{PromptTokens: 3, CandidatesTokens: 2},
 	})
-	resp, body := post(t, srv, "/v1beta/models/gemini-x:streamGenerateContent?alt=sse", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`)
+	resp, body := fakeapi.Post(t, srv.Server, "/v1beta/models/gemini-x:streamGenerateContent?alt=sse", `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -52,15 +40,15 @@ func TestServerWritesSSE(t *testing.T) {
 func TestServerErrors(t *testing.T) {
 	srv := googletest.NewServer(t, googletest.Response{Status: 400, ErrorReason: "API_KEY_INVALID"})
 	path := "/v1beta/models/m:streamGenerateContent?alt=sse"
-	resp, body := post(t, srv, path, `{}`)
+	resp, body := fakeapi.Post(t, srv.Server, path, `{}`)
 	if resp.StatusCode != 400 || !strings.Contains(body, `"status":"INVALID_ARGUMENT"`) || !strings.Contains(body, `"reason":"API_KEY_INVALID"`) {
 		t.Errorf("status %d body %s", resp.StatusCode, body)
 	}
-	resp, body = post(t, srv, path, `{}`)
+	resp, body = fakeapi.Post(t, srv.Server, path, `{}`)
 	if resp.StatusCode != 500 || !strings.Contains(body, "no scripted response left for request #2") {
 		t.Errorf("status %d body %s", resp.StatusCode, body)
 	}
-	if resp, _ := post(t, srv, "/v1beta/models/m:generateContent", `{}`); resp.StatusCode != 404 {
+	if resp, _ := fakeapi.Post(t, srv.Server, "/v1beta/models/m:generateContent", `{}`); resp.StatusCode != 404 {
 		t.Errorf("status %d for the unary method", resp.StatusCode)
 	}
 }

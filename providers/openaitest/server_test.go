@@ -2,24 +2,12 @@ package openaitest_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/kosong-host/kosong-host/providers/internal/fakeapi"
 	"github.com/kosong-host/kosong-host/providers/openaitest"
 )
-
-func post(t *testing.T, srv *openaitest.Server, body string) (*http.Response, string) {
-	t.Helper()
-	resp, err := srv.Client().Post(srv.BaseURL()+"/chat/completions", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp, string(b)
-}
 
 func TestServerWritesSSE(t *testing.T) {
 	srv := openaitest.NewServer(t, openaitest.Response{
@@ -28,7 +16,7 @@ func TestServerWritesSSE(t *testing.T) {
 		Usage:     &openaitest.Usage{PromptTokens: 3, CompletionTokens: 2},
 		Quirks:    openaitest.Quirks{Comments: 1, KimiIDs: true},
 	})
-	resp, body := post(t, srv, `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
+	resp, body := fakeapi.Post(t, srv.Server, "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`)
 	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 		t.Fatalf("status %d, content type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
@@ -61,11 +49,11 @@ func TestServerWritesSSE(t *testing.T) {
 
 func TestServerStatusAndEmptyQueue(t *testing.T) {
 	srv := openaitest.NewServer(t, openaitest.Response{Status: 429})
-	resp, body := post(t, srv, `{"model":"m"}`)
+	resp, body := fakeapi.Post(t, srv.Server, "/v1/chat/completions", `{"model":"m"}`)
 	if resp.StatusCode != 429 || !strings.Contains(body, "rate_limit") {
 		t.Errorf("status %d body %q", resp.StatusCode, body)
 	}
-	resp, body = post(t, srv, `{"model":"m"}`)
+	resp, body = fakeapi.Post(t, srv.Server, "/v1/chat/completions", `{"model":"m"}`)
 	if resp.StatusCode != 500 || !strings.Contains(body, "no scripted response left for request #2") {
 		t.Errorf("status %d body %q", resp.StatusCode, body)
 	}

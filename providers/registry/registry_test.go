@@ -14,7 +14,6 @@ import (
 	"github.com/kosong-host/kosong-host/providers/anthropictest"
 	"github.com/kosong-host/kosong-host/providers/google"
 	"github.com/kosong-host/kosong-host/providers/googletest"
-	"github.com/kosong-host/kosong-host/providers/openaicompat"
 	"github.com/kosong-host/kosong-host/providers/openaitest"
 	"github.com/kosong-host/kosong-host/providers/registry"
 )
@@ -408,7 +407,6 @@ func TestKnown(t *testing.T) {
 	if _, ok := registry.LookupBuiltin("openai-compatible"); ok {
 		t.Error("openai-compatible is no built-in provider")
 	}
-	var _ = openaicompat.Kimi
 }
 
 func write(t *testing.T, path, content string) {

@@ -98,3 +98,23 @@ func CheckError(t *testing.T, p providers.ChatProvider, req providers.Request, w
 		t.Errorf("error %q does not contain %q", err, want.Contains)
 	}
 }
+
+// CheckCloseWhileWaiting checks that Close ends a Next waiting for the
+// server: s must have a first event with text "a", then keep the server
+// waiting.
+func CheckCloseWhileWaiting(t *testing.T, s providers.Stream) {
+	t.Helper()
+	if ev, err := s.Next(); err != nil || ev.Text != "a" {
+		t.Fatalf("first event %+v %v", ev, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Next()
+		done <- err
+	}()
+	s.Close()
+	if err := <-done; err == nil {
+		t.Error("Next succeeded after Close")
+	}
+	s.Close()
+}
