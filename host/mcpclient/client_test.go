@@ -2,7 +2,6 @@ package mcpclient_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -514,9 +513,15 @@ func TestRestartedServerIsListedAgain(t *testing.T) {
 // TestRelistFailureKeepsTools: when listing a changed server again fails,
 // its tools stay as they were, and the failure is logged.
 func TestRelistFailureKeepsTools(t *testing.T) {
-	var logs syncBuffer
+	logPath := filepath.Join(t.TempDir(), "log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logFile.Close() })
+	logs := func() string { b, _ := os.ReadFile(logPath); return string(b) }
 	opts := options(approval.Yolo{})
-	opts.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn})
+	opts.Logger = hclog.New(&hclog.LoggerOptions{Output: logFile, Level: hclog.Warn})
 	ts, l := load(t, opts, stdio(t, "test"))
 	srv := l.Servers[0]
 	told := make(chan int, 10)
@@ -526,7 +531,7 @@ func TestRelistFailureKeepsTools(t *testing.T) {
 		t.Fatalf("retool: %+v", r)
 	}
 	const warning = `listing the tools of an MCP server again failed; keeping the old list: server=test error="calling \"tools/list\": tools/list is broken (fail_list)"`
-	waitFor(t, "the warning", func() bool { return strings.Contains(logs.String(), warning) })
+	waitFor(t, "the warning", func() bool { return strings.Contains(logs(), warning) })
 	if n := len(srv.Tools()); n != before {
 		t.Fatalf("%d tools after the failed listing, want %d", n, before)
 	}
@@ -548,22 +553,4 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
