@@ -224,12 +224,14 @@ func (s *Server) setTools(listed []*mcp.Tool, relisted bool) (tools []*Tool, wat
 }
 
 // handleToolsChanged lists the tools again, off the client's receiving
-// goroutine (tools/list is answered on it). A restarted server is listed
-// again too: it may have come back with other tools.
+// goroutine (tools/list is answered on it).
 func (s *Server) handleToolsChanged(_ context.Context, req *mcp.ToolListChangedRequest) {
 	go s.relistTools(req.Session)
 }
 
+// relistTools lists the tools on cs again and tells the watcher. It runs
+// after a list_changed, and after a restart: a restarted server may have
+// come back with other tools.
 func (s *Server) relistTools(cs *mcp.ClientSession) {
 	s.relist.Lock()
 	defer s.relist.Unlock()
