@@ -60,6 +60,12 @@ type ToolCall struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+	// Truncated marks a call whose arguments the model did not finish because
+	// the response hit its output limit (StopMaxTokens). Such a call is never
+	// dispatched; the loop answers it with a result saying it was cut off.
+	// Providers send a truncated call's Arguments back as "{}" when the API
+	// needs valid JSON there.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // Message is one entry of the conversation history.

@@ -28,6 +28,32 @@ const (
 	EventToolCall
 	// EventUsage carries the token usage of the response in Usage.
 	EventUsage
+	// EventStop carries why the model stopped, in Stop. Providers emit it
+	// once, after every other event of the response, when the API reports a
+	// reason. Tool calls cut off by the output limit are emitted before it,
+	// as EventToolCall with ToolCall.Truncated set.
+	EventStop
+)
+
+// StopReason says why a model response ended, in the provider-neutral terms
+// the loop and the front ends use.
+type StopReason string
+
+// The stop reasons.
+const (
+	// StopEnd: the model finished its answer (OpenAI "stop", Anthropic
+	// "end_turn"/"stop_sequence", Gemini "STOP").
+	StopEnd StopReason = "end_turn"
+	// StopToolUse: the model stopped to call tools.
+	StopToolUse StopReason = "tool_use"
+	// StopMaxTokens: the response was cut off by the output token limit
+	// (OpenAI "length", Anthropic "max_tokens", Gemini "MAX_TOKENS").
+	StopMaxTokens StopReason = "max_tokens"
+	// StopContentFilter: the provider stopped the response for its content
+	// (OpenAI "content_filter", Anthropic "refusal", Gemini "SAFETY"...).
+	StopContentFilter StopReason = "content_filter"
+	// StopOther is any other reason a provider reports.
+	StopOther StopReason = "other"
 )
 
 // Event is one item of a streamed model response.
@@ -36,6 +62,7 @@ type Event struct {
 	Text     string
 	ToolCall *ToolCall
 	Usage    *Usage
+	Stop     StopReason
 }
 
 // Stream is a streamed model response. Next returns io.EOF after the last
