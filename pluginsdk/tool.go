@@ -131,24 +131,26 @@ func LoadDescription(fsys fs.FS, name string, data any) (string, error) {
 }
 
 // NewTool declares a typed tool. P is the parameters struct: its JSON Schema
-// is generated from the struct (json tags for names; jsonschema tags for
-// description, default, minimum, maximum, enum) and the arguments decode into
-// it with defaults applied. constructor is a function whose parameters are
+// is generated from the struct (json tags name the properties, the jsonschema
+// tag is the description, and default, enum, minimum and the other keyword
+// tags of the package documentation add keywords) and the arguments decode
+// into it with defaults applied, in nested objects too; a tag that cannot be
+// read is a declaration error. constructor is a function whose parameters are
 // capability interfaces (Approval, Environment, Session, Config) and which
 // returns a Handler[P], optionally with an error.
 func NewTool[P any](name, description string, constructor any, opts ...Option) Definition {
 	d := Definition{name: name, description: description}
-	schema, defaults, err := schemaFor[P]()
+	schema, err := schemaFor[P]()
 	if err != nil {
 		d.err = err
 	}
-	d.schema = schema
+	d.schema = schema.raw
 	handlerType := reflect.TypeFor[Handler[P]]()
 	d.bind = func(v reflect.Value) callFunc {
 		h := v.Interface().(Handler[P])
 		return func(ctx context.Context, args json.RawMessage) Result {
 			var p P
-			if err := decodeArgs(args, defaults, &p); err != nil {
+			if err := schema.decode(args, &p); err != nil {
 				return Error(fmt.Sprintf("Error parsing JSON arguments: %v", err)).WithBrief("Invalid arguments")
 			}
 			return h.Call(ctx, p)

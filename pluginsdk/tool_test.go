@@ -51,29 +51,3 @@ func TestDeclarationErrors(t *testing.T) {
 		t.Fatalf("valid declaration: %v", err)
 	}
 }
-
-func TestDecodeArgsDefaults(t *testing.T) {
-	type q struct {
-		Timeout int    `json:"timeout,omitempty" jsonschema:"default=60"`
-		Mode    string `json:"mode,omitempty" jsonschema:"default=overwrite"`
-	}
-	_, defaults, err := schemaFor[q]()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		args string
-		want q
-	}{
-		{``, q{60, "overwrite"}},
-		{`null`, q{60, "overwrite"}},
-		{`{"timeout":5}`, q{5, "overwrite"}},
-		{`{"mode":"append","timeout":1}`, q{1, "append"}},
-	}
-	for _, tt := range tests {
-		var got q
-		if err := decodeArgs([]byte(tt.args), defaults, &got); err != nil || got != tt.want {
-			t.Errorf("decodeArgs(%q) = %+v, %v", tt.args, got, err)
-		}
-	}
-}

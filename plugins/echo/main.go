@@ -10,7 +10,7 @@ import (
 
 // EchoParams are the Echo tool's arguments.
 type EchoParams struct {
-	Text string `json:"text" jsonschema:"description=The text to echo back."`
+	Text string `json:"text" jsonschema:"The text to echo back."`
 }
 
 // Echo returns its text unchanged.

@@ -27,9 +27,9 @@ const (
 
 // GlobParams are Glob's arguments.
 type GlobParams struct {
-	Pattern     string `json:"pattern" jsonschema:"minLength=1" jsonschema_description:"The glob pattern, relative to directory: * and ? within a path segment, ** across segments, [abc] classes, {a,b} alternatives. E.g. *.go, src/**/*.ts, cmd/*/main.go."`
-	Directory   string `json:"directory,omitempty" jsonschema_description:"The directory to search in: absolute, or relative to the working directory (the default)."`
-	IncludeDirs bool   `json:"include_dirs,omitempty" jsonschema:"default=false" jsonschema_description:"Also list matching directories (shown with a trailing /), not only files."`
+	Pattern     string `json:"pattern" minLength:"1" jsonschema:"The glob pattern, relative to directory: * and ? within a path segment, ** across segments, [abc] classes, {a,b} alternatives. E.g. *.go, src/**/*.ts, cmd/*/main.go."`
+	Directory   string `json:"directory,omitempty" jsonschema:"The directory to search in: absolute, or relative to the working directory (the default)."`
+	IncludeDirs bool   `json:"include_dirs,omitempty" default:"false" jsonschema:"Also list matching directories (shown with a trailing /), not only files."`
 }
 
 // Glob finds files by name pattern.

@@ -37,16 +37,16 @@ var skippedDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, ".jj"
 
 // GrepParams are Grep's arguments.
 type GrepParams struct {
-	Pattern    string `json:"pattern" jsonschema:"minLength=1" jsonschema_description:"The regular expression to search for (Go RE2 syntax, like ripgrep's: no lookaround or backreferences). Matched line by line."`
-	Path       string `json:"path,omitempty" jsonschema_description:"The file or directory to search: absolute, or relative to the working directory (the default)."`
-	Glob       string `json:"glob,omitempty" jsonschema_description:"Only search files whose name matches this glob, e.g. *.go or *.{ts,tsx}; a glob with a / is matched against the path relative to path, e.g. src/**/*.go."`
-	OutputMode string `json:"output_mode,omitempty" jsonschema:"enum=files_with_matches,enum=content,enum=count,default=files_with_matches" jsonschema_description:"files_with_matches (the default) lists the files that match; content shows the matching lines (with -A/-B/-C context and -n line numbers); count shows how many lines match in each file."`
-	After      int    `json:"-A,omitempty" jsonschema:"minimum=0" jsonschema_description:"Lines to show after each match (content mode)."`
-	Before     int    `json:"-B,omitempty" jsonschema:"minimum=0" jsonschema_description:"Lines to show before each match (content mode)."`
-	Context    int    `json:"-C,omitempty" jsonschema:"minimum=0" jsonschema_description:"Lines to show before and after each match (content mode); -A and -B override it."`
-	LineNumber bool   `json:"-n,omitempty" jsonschema:"default=true" jsonschema_description:"Show line numbers (content mode). Defaults to true."`
-	IgnoreCase bool   `json:"-i,omitempty" jsonschema:"default=false" jsonschema_description:"Match case-insensitively."`
-	HeadLimit  int    `json:"head_limit,omitempty" jsonschema:"default=250,minimum=0" jsonschema_description:"Show at most this many results: files, counts or output lines depending on output_mode (default 250; 0 means no limit)."`
+	Pattern    string `json:"pattern" minLength:"1" jsonschema:"The regular expression to search for (Go RE2 syntax, like ripgrep's: no lookaround or backreferences). Matched line by line."`
+	Path       string `json:"path,omitempty" jsonschema:"The file or directory to search: absolute, or relative to the working directory (the default)."`
+	Glob       string `json:"glob,omitempty" jsonschema:"Only search files whose name matches this glob, e.g. *.go or *.{ts,tsx}; a glob with a / is matched against the path relative to path, e.g. src/**/*.go."`
+	OutputMode string `json:"output_mode,omitempty" default:"files_with_matches" enum:"files_with_matches,content,count" jsonschema:"files_with_matches (the default) lists the files that match; content shows the matching lines (with -A/-B/-C context and -n line numbers); count shows how many lines match in each file."`
+	After      int    `json:"-A,omitempty" minimum:"0" jsonschema:"Lines to show after each match (content mode)."`
+	Before     int    `json:"-B,omitempty" minimum:"0" jsonschema:"Lines to show before each match (content mode)."`
+	Context    int    `json:"-C,omitempty" minimum:"0" jsonschema:"Lines to show before and after each match (content mode); -A and -B override it."`
+	LineNumber bool   `json:"-n,omitempty" default:"true" jsonschema:"Show line numbers (content mode). Defaults to true."`
+	IgnoreCase bool   `json:"-i,omitempty" default:"false" jsonschema:"Match case-insensitively."`
+	HeadLimit  int    `json:"head_limit,omitempty" default:"250" minimum:"0" jsonschema:"Show at most this many results: files, counts or output lines depending on output_mode (default 250; 0 means no limit)."`
 }
 
 // Grep searches file contents with a regular expression.

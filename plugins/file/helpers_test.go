@@ -1,12 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/kosong-host/kosong-host/pluginsdk/plugintest"
 )
@@ -46,36 +47,32 @@ func harness(t *testing.T, work string, approver plugintest.Approver) *plugintes
 	return plugintest.New(t, plugintest.Options{WorkDir: work, Approver: approver}, definitions()...)
 }
 
-// compileSchema compiles a tool's parameters schema as the host would to
+// compileSchema resolves a tool's parameters schema, as the host does to
 // validate arguments.
-func compileSchema(t *testing.T, h *plugintest.Harness, tool string) *jsonschema.Schema {
+func compileSchema(t *testing.T, h *plugintest.Harness, tool string) *jsonschema.Resolved {
 	t.Helper()
 	for _, spec := range h.Describe(t) {
 		if spec.GetName() != tool {
 			continue
 		}
-		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(spec.GetParametersSchema()))
-		if err != nil {
+		var s jsonschema.Schema
+		if err := json.Unmarshal([]byte(spec.GetParametersSchema()), &s); err != nil {
 			t.Fatal(err)
 		}
-		c := jsonschema.NewCompiler()
-		if err := c.AddResource("schema.json", doc); err != nil {
-			t.Fatal(err)
-		}
-		s, err := c.Compile("schema.json")
+		rs, err := s.Resolve(nil)
 		if err != nil {
-			t.Fatalf("schema of %s does not compile: %v", tool, err)
+			t.Fatalf("schema of %s does not resolve: %v", tool, err)
 		}
-		return s
+		return rs
 	}
 	t.Fatalf("no tool %s", tool)
 	return nil
 }
 
-func validates(t *testing.T, s *jsonschema.Schema, args string) bool {
+func validates(t *testing.T, s *jsonschema.Resolved, args string) bool {
 	t.Helper()
-	v, err := jsonschema.UnmarshalJSON(strings.NewReader(args))
-	if err != nil {
+	var v any
+	if err := json.Unmarshal([]byte(args), &v); err != nil {
 		t.Fatal(err)
 	}
 	return s.Validate(v) == nil

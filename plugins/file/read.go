@@ -28,9 +28,9 @@ const (
 
 // ReadParams are ReadFile's arguments.
 type ReadParams struct {
-	Path       string `json:"path" jsonschema:"minLength=1" jsonschema_description:"The file to read: absolute, or relative to the working directory."`
-	LineOffset int    `json:"line_offset,omitempty" jsonschema:"default=1" jsonschema_description:"The line to start at, counting from 1 (the default). A negative number counts from the end: -1 is the last line, -20 the twentieth line from the end. 0 is invalid."`
-	NLines     int    `json:"n_lines,omitempty" jsonschema:"default=1000,minimum=1,maximum=1000" jsonschema_description:"How many lines to read, at most 1000 (the default)."`
+	Path       string `json:"path" minLength:"1" jsonschema:"The file to read: absolute, or relative to the working directory."`
+	LineOffset int    `json:"line_offset,omitempty" default:"1" jsonschema:"The line to start at, counting from 1 (the default). A negative number counts from the end: -1 is the last line, -20 the twentieth line from the end. 0 is invalid."`
+	NLines     int    `json:"n_lines,omitempty" default:"1000" minimum:"1" maximum:"1000" jsonschema:"How many lines to read, at most 1000 (the default)."`
 }
 
 // ReadFile reads a text file with line numbers.

@@ -16,9 +16,9 @@ const newFilePerm fs.FileMode = 0o644
 
 // WriteParams are WriteFile's arguments.
 type WriteParams struct {
-	Path    string `json:"path" jsonschema:"minLength=1" jsonschema_description:"The file to write: absolute, or relative to the working directory. Its directory must already exist."`
-	Content string `json:"content" jsonschema_description:"The text to write."`
-	Mode    string `json:"mode,omitempty" jsonschema:"enum=overwrite,enum=append,default=overwrite" jsonschema_description:"overwrite (the default) replaces the whole file, or creates it; append adds content at the end of the file, creating it if needed."`
+	Path    string `json:"path" minLength:"1" jsonschema:"The file to write: absolute, or relative to the working directory. Its directory must already exist."`
+	Content string `json:"content" jsonschema:"The text to write."`
+	Mode    string `json:"mode,omitempty" default:"overwrite" enum:"overwrite,append" jsonschema:"overwrite (the default) replaces the whole file, or creates it; append adds content at the end of the file, creating it if needed."`
 }
 
 // WriteFile creates, overwrites or appends to a file, after approval.

@@ -47,8 +47,8 @@ const (
 
 // Params are the Shell tool's arguments.
 type Params struct {
-	Command string `json:"command" jsonschema:"minLength=1" jsonschema_description:"The command to run, as you would type it at a shell prompt."`
-	Timeout int    `json:"timeout,omitempty" jsonschema:"default=60,minimum=1,maximum=300" jsonschema_description:"Timeout in seconds (default 60, at most 300). The command and all its child processes are killed when it expires."`
+	Command string `json:"command" minLength:"1" jsonschema:"The command to run, as you would type it at a shell prompt."`
+	Timeout int    `json:"timeout,omitempty" default:"60" minimum:"1" maximum:"300" jsonschema:"Timeout in seconds (default 60, at most 300). The command and all its child processes are killed when it expires."`
 }
 
 // ShellBlock is the "shell" display block: the command shown to the user.

@@ -18,7 +18,7 @@ var descriptions embed.FS
 
 // Params are Think's arguments.
 type Params struct {
-	Thought string `json:"thought" jsonschema_description:"Your thought."`
+	Thought string `json:"thought" jsonschema:"Your thought."`
 }
 
 // Think records a thought.

@@ -33,13 +33,13 @@ const (
 
 // Todo is one item of the list.
 type Todo struct {
-	Title  string `json:"title" jsonschema:"minLength=1" jsonschema_description:"What to do, in a few words."`
-	Status string `json:"status" jsonschema:"enum=pending,enum=in_progress,enum=done" jsonschema_description:"pending, in_progress or done."`
+	Title  string `json:"title" minLength:"1" jsonschema:"What to do, in a few words."`
+	Status string `json:"status" enum:"pending,in_progress,done" jsonschema:"pending, in_progress or done."`
 }
 
 // Params are SetTodoList's arguments.
 type Params struct {
-	Todos []Todo `json:"todos,omitempty" jsonschema_description:"The whole new list, replacing the old one. Omit it to read the current list."`
+	Todos []Todo `json:"todos,omitempty" jsonschema:"The whole new list, replacing the old one. Omit it to read the current list."`
 }
 
 // TodoBlock is the "todo" display block.

@@ -26,7 +26,7 @@ import (
 
 // FetchParams are FetchURL's arguments.
 type FetchParams struct {
-	URL string `json:"url" jsonschema:"minLength=1" jsonschema_description:"The http or https URL to fetch."`
+	URL string `json:"url" minLength:"1" jsonschema:"The http or https URL to fetch."`
 }
 
 // FetchURL fetches a URL and returns its content as text.

@@ -62,9 +62,9 @@ type searchResult struct {
 
 // SearchParams are SearchWeb's arguments.
 type SearchParams struct {
-	Query          string `json:"query" jsonschema:"minLength=1" jsonschema_description:"What to search for."`
-	Limit          int    `json:"limit,omitempty" jsonschema:"default=5,minimum=1,maximum=20" jsonschema_description:"How many results to return, 1 to 20 (default 5)."`
-	IncludeContent bool   `json:"include_content,omitempty" jsonschema:"default=false" jsonschema_description:"Also return the content of each result's page (much longer output)."`
+	Query          string `json:"query" minLength:"1" jsonschema:"What to search for."`
+	Limit          int    `json:"limit,omitempty" default:"5" minimum:"1" maximum:"20" jsonschema:"How many results to return, 1 to 20 (default 5)."`
+	IncludeContent bool   `json:"include_content,omitempty" default:"false" jsonschema:"Also return the content of each result's page (much longer output)."`
 }
 
 // SearchWeb queries the configured search service.

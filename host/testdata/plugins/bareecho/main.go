@@ -34,7 +34,7 @@ func (server) Call(_ context.Context, req *pluginv1.CallRequest) (*pluginv1.Call
 }
 
 type echoParams struct {
-	Text string `json:"text" jsonschema:"description=The text to echo back."`
+	Text string `json:"text" jsonschema:"The text to echo back."`
 }
 
 type echo struct{}

@@ -50,15 +50,15 @@ func (w whoami) Call(ctx context.Context, p whoamiParams) pluginsdk.Result {
 type empty struct{}
 
 type sizeParams struct {
-	MB int `json:"mb" jsonschema:"minimum=0"`
+	MB int `json:"mb" minimum:"0"`
 }
 
 type linesParams struct {
-	Lines int `json:"lines" jsonschema:"minimum=0"`
+	Lines int `json:"lines" minimum:"0"`
 }
 
 type sleepParams struct {
-	Ms int `json:"ms" jsonschema:"minimum=0"`
+	Ms int `json:"ms" minimum:"0"`
 }
 
 func main() {
