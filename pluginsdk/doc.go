@@ -4,7 +4,7 @@
 // A plugin binary declares its tools and calls Serve from main:
 //
 //	type EchoParams struct {
-//		Text string `json:"text" jsonschema:"description=The text to echo back."`
+//		Text string `json:"text" jsonschema:"The text to echo back."`
 //	}
 //
 //	type Echo struct{}
@@ -17,6 +17,43 @@
 //		pluginsdk.Serve(pluginsdk.NewTool[EchoParams]("Echo", "Echo the text back.",
 //			func() (Echo, error) { return Echo{}, nil }))
 //	}
+//
+// # Parameters
+//
+// A typed tool's parameters struct becomes its JSON Schema
+// (google/jsonschema-go, as in the MCP go-sdk). The json tag names each
+// property; a field without omitempty or omitzero is required. The whole
+// jsonschema tag is the property's description, commas included; it must
+// not start with WORD=. Keywords have tags of their own, named as the
+// keyword:
+//
+//	type ShellParams struct {
+//		Command string `json:"command" minLength:"1" jsonschema:"The command to run, as typed at a prompt."`
+//		Timeout int    `json:"timeout,omitempty" default:"60" minimum:"1" maximum:"300" jsonschema:"Timeout in seconds."`
+//		Mode    string `json:"mode,omitempty" default:"run" enum:"run,dry-run"`
+//	}
+//
+// The keyword tags are default, enum, minimum, maximum, exclusiveMinimum,
+// exclusiveMaximum, minLength, maxLength, minItems, maxItems, pattern and
+// format. A default or enum value is the text itself for a string property
+// and JSON for any other (default:"true", default:"[1,2]"); enum separates
+// its values with commas and, on a slice, constrains the elements. Nested
+// structs (fields, pointers, elements of slices and maps) read the same tags.
+//
+// Before the handler runs, absent properties get their defaults, in nested
+// objects too: an absent object (a pointer one too) whose properties have
+// defaults is created with them. A default belongs on an optional property
+// of an object, not on a required one or inside the elements of a slice or
+// map, where it would never apply; a default the schema itself rejects, a
+// tag that cannot be read, and the description tags of other generators
+// (jsonschema_description, jsonschema:"description=...") fail the
+// declaration. The host validates the arguments against the schema (and
+// fills in the same defaults) before the call reaches the plugin.
+//
+// A tool whose parameters are only known at run time declares its schema by
+// hand with NewRawTool.
+//
+// # Capabilities
 //
 // A tool's constructor takes the host capabilities it needs as parameters
 // (Approval, Environment, Session, Config); the SDK reads their types, reports

@@ -1,7 +1,7 @@
 // Package toolset holds the tools an agent may call, whatever their source
 // (plugin binaries, MCP servers), validates each call's arguments against
-// the tool's JSON Schema and runs calls concurrently, never blocking the
-// caller and never panicking.
+// the tool's JSON Schema, fills in the schema's defaults and runs calls
+// concurrently, never blocking the caller and never panicking.
 package toolset
 
 import (
@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/kosong-host/kosong-host/providers"
 )
@@ -36,7 +35,8 @@ type Spec struct {
 // Tool is a tool the toolset can run.
 type Tool interface {
 	Spec() Spec
-	// Call runs the tool with validated arguments. ctx carries the call's
+	// Call runs the tool with validated arguments, the defaults of absent
+	// properties filled in. ctx carries the call's
 	// deadline and is cancelled when the call is.
 	Call(ctx context.Context, id string, args json.RawMessage) Result
 }
@@ -58,7 +58,7 @@ type Toolset struct {
 type entry struct {
 	tool   Tool
 	spec   Spec
-	schema *jsonschema.Schema
+	schema *argsSchema
 }
 
 // New returns an empty toolset.
@@ -201,7 +201,9 @@ func resolved(r Result) *Pending {
 
 // Handle starts a tool call and returns at once. Calls to unknown tools and
 // calls with invalid arguments are resolved immediately; valid calls run in
-// their own goroutine until they return or ctx is cancelled.
+// their own goroutine until they return or ctx is cancelled. The tool gets
+// the arguments with the schema's defaults filled in for absent properties,
+// in nested objects too.
 func (ts *Toolset) Handle(ctx context.Context, call providers.ToolCall) *Pending {
 	ts.mu.RLock()
 	e, ok := ts.tools[call.Name]
@@ -213,12 +215,9 @@ func (ts *Toolset) Handle(ctx context.Context, call providers.ToolCall) *Pending
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 		args = []byte("{}")
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-	if err != nil {
-		return resolved(withID(ParseError(err), call.ID))
-	}
-	if err := e.schema.Validate(inst); err != nil {
-		return resolved(withID(ValidateError(errors.New(validationMessage(err))), call.ID))
+	args, bad := e.schema.check(args)
+	if bad != nil {
+		return resolved(withID(*bad, call.ID))
 	}
 
 	ts.mu.Lock()

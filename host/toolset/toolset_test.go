@@ -22,6 +22,13 @@ func (f fakeTool) Call(ctx context.Context, id string, args json.RawMessage) Res
 
 const shellSchema = `{"type":"object","properties":{"command":{"type":"string"},"timeout":{"type":"integer","minimum":1,"maximum":300}},"required":["command"],"additionalProperties":false}`
 
+// todoSchema has nested properties, a $ref, a oneOf and no defaults.
+const todoSchema = `{"type":"object","$defs":{"person":{"type":"object","properties":{"name":{"type":"string","minLength":1}}}},"properties":{
+	"todos":{"type":"array","items":{"type":"object","properties":{"title":{"type":"string"},"status":{"enum":["pending","done"]}},"required":["title"]}},
+	"options":{"type":"object","properties":{"depth":{"type":"integer"}}},
+	"owner":{"$ref":"#/$defs/person"},
+	"edit":{"oneOf":[{"type":"object"},{"type":"array"}]}}}`
+
 func newSet(t *testing.T, tools ...fakeTool) *Toolset {
 	t.Helper()
 	ts := New(nil)
@@ -40,6 +47,7 @@ func echoArgs(_ context.Context, _ string, args json.RawMessage) Result {
 func TestHandle(t *testing.T) {
 	ts := newSet(t,
 		fakeTool{spec: Spec{Name: "Shell", Parameters: json.RawMessage(shellSchema), Source: "plugin shell"}, call: echoArgs},
+		fakeTool{spec: Spec{Name: "Todo", Parameters: json.RawMessage(todoSchema)}, call: echoArgs},
 		fakeTool{spec: Spec{Name: "Boom", Parameters: json.RawMessage(`{"type":"object"}`)}, call: func(context.Context, string, json.RawMessage) Result {
 			panic("host-side adapter bug")
 		}},
@@ -77,16 +85,59 @@ func TestHandle(t *testing.T) {
 		{"failure long before the deadline", "FailsFast", `{}`, Failed, "Error running tool: no such table", "Tool runtime error", ""},
 		{"not found", "Nope", `{}`, Failed, "Tool `Nope` not found", "Tool `Nope` not found", ""},
 		{"not JSON", "Shell", `{"command":`, Failed, "Error parsing JSON arguments: unexpected EOF", "Invalid arguments", ""},
-		{"wrong type", "Shell", `{"command":1}`, Failed, "Error validating JSON arguments: at /command: got number, want string", "Invalid arguments", ""},
-		{"above maximum", "Shell", `{"command":"x","timeout":301}`, Failed, "Error validating JSON arguments: at /timeout: maximum: got 301, want 300", "Invalid arguments", ""},
-		{"missing property", "Shell", `{}`, Failed, "Error validating JSON arguments: missing property 'command'", "Invalid arguments", ""},
-		{"unknown property", "Shell", `{"command":"x","cwd":"/"}`, Failed, "Error validating JSON arguments: additional properties 'cwd' not allowed", "Invalid arguments", ""},
+		{"wrong type", "Shell", `{"command":1}`, Failed, `Error validating JSON arguments: parameter "command": type: 1 has type "integer", want "string"`, "Invalid arguments", ""},
+		{"above maximum", "Shell", `{"command":"x","timeout":301}`, Failed, `Error validating JSON arguments: parameter "timeout": maximum: 301 is greater than 300`, "Invalid arguments", ""},
+		{"missing property", "Shell", `{}`, Failed, `Error validating JSON arguments: missing parameter "command"`, "Invalid arguments", ""},
+		{"two unknown properties", "Shell", `{"command":"x","cwd":"/","env":{}}`, Failed, `Error validating JSON arguments: unknown parameters "cwd", "env"`, "Invalid arguments", ""},
+		{"not an object", "Shell", `["ls"]`, Failed, `Error validating JSON arguments: type: [ls] has type "array", want "object"`, "Invalid arguments", ""},
+		{"more than one value", "Shell", `{"command":"ls"} {}`, Failed, "Error parsing JSON arguments: more data after the arguments", "Invalid arguments", ""},
+		{"nested enum", "Todo", `{"todos":[{"title":"a"},{"title":"b","status":"later"}]}`, Failed,
+			`Error validating JSON arguments: parameter "todos[].status": enum: later does not equal any of: [pending done]`, "Invalid arguments", ""},
+		{"nested missing property", "Todo", `{"todos":[{"status":"done"}]}`, Failed, `Error validating JSON arguments: missing parameter "todos[].title"`, "Invalid arguments", ""},
+		{"nested object", "Todo", `{"options":{"depth":0.5}}`, Failed, `Error validating JSON arguments: parameter "options.depth": type: 0.5 has type "number", want "integer"`, "Invalid arguments", ""},
+		{"through a $ref", "Todo", `{"owner":{"name":""}}`, Failed,
+			`Error validating JSON arguments: parameter "owner.name": minLength: "" contains 0 Unicode code points, fewer than 1`, "Invalid arguments", ""},
+		{"one of several forms", "Todo", `{"edit":true}`, Failed,
+			`Error validating JSON arguments: parameter "edit": oneOf: did not validate against any of the allowed schemas`, "Invalid arguments", ""},
+		{"long value cut", "Shell", `{"command":"x","timeout":"` + strings.Repeat("9", 400) + `"}`, Failed,
+			`Error validating JSON arguments: parameter "timeout": type: ` + strings.Repeat("9", 300-len(`parameter "timeout": type: `)) + "…", "Invalid arguments", ""},
+		{"unknown property", "Shell", `{"command":"x","cwd":"/"}`, Failed, `Error validating JSON arguments: unknown parameter "cwd"`, "Invalid arguments", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := ts.Handle(context.Background(), providers.ToolCall{ID: "id-1", Name: tt.tool, Arguments: tt.args}).Result()
 			if r.Kind != tt.kind || r.Message != tt.message || (tt.brief != "" && r.Brief != tt.brief) || r.OutputText() != tt.output || r.ToolCallID != "id-1" {
 				t.Fatalf("got %+v", r)
+			}
+		})
+	}
+}
+
+func TestHandleAppliesDefaults(t *testing.T) {
+	const withDefaults = `{"type":"object","properties":{
+		"mode":{"type":"string","default":"overwrite"},
+		"path":{"type":"string","default":"ignored: required"},
+		"options":{"type":"object","properties":{"depth":{"type":"integer","default":2},
+			"sort":{"type":"object","properties":{"by":{"type":"string","default":"name"}}}}},
+		"limit":{"type":"integer"}},"required":["path"]}`
+	tests := []struct {
+		name, schema, args, want string
+	}{
+		{"top level and nested", withDefaults, `{"path":"a"}`, `{"mode":"overwrite","options":{"depth":2,"sort":{"by":"name"}},"path":"a"}`},
+		{"given values stay", withDefaults, `{"path":"a","mode":"append","options":{"sort":{"by":"size"}}}`,
+			`{"mode":"append","options":{"depth":2,"sort":{"by":"size"}},"path":"a"}`},
+		{"numbers as written", withDefaults, `{"path":"a","limit":12345678901234567890,"options":{"depth":1.0}}`,
+			`{"limit":12345678901234567890,"mode":"overwrite","options":{"depth":1.0,"sort":{"by":"name"}},"path":"a"}`},
+		{"no defaults: arguments unchanged", shellSchema, `{ "command" : "ls" }`, `{ "command" : "ls" }`},
+		{"draft-04 schema", `{"$schema":"http://json-schema.org/draft-04/schema#","type":"object","properties":{"n":{"type":"integer","default":3}}}`, `{}`, `{"n":3}`},
+		{"draft-07 schema without #", `{"$schema":"http://json-schema.org/draft-07/schema","type":"object","properties":{"n":{"type":"integer","default":3}}}`, `{}`, `{"n":3}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := newSet(t, fakeTool{spec: Spec{Name: "T", Parameters: json.RawMessage(tt.schema)}, call: echoArgs})
+			r := ts.Handle(context.Background(), providers.ToolCall{ID: "1", Name: "T", Arguments: tt.args}).Result()
+			if r.Kind != Ok || r.OutputText() != tt.want {
+				t.Fatalf("got %+v, want output %s", r, tt.want)
 			}
 		})
 	}

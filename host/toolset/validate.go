@@ -2,58 +2,243 @@ package toolset
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"math/big"
+	"regexp"
+	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// compileSchema compiles a tool's parameters schema.
-func compileSchema(tool string, schema []byte) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
-		return nil, fmt.Errorf("tool %s: parameters schema is not JSON: %w", tool, err)
+// argsSchema is a tool's parameters schema, resolved to validate arguments
+// and fill in their defaults.
+type argsSchema struct {
+	resolved *jsonschema.Resolved
+	defaults bool // a property, at any depth of objects, has a default
+}
+
+// The $schema values the library validates by; any other draft (04, 06,
+// 2019-09) is validated by 2020-12's rules, which share the keywords tool
+// schemas use.
+const (
+	draft07   = "http://json-schema.org/draft-07/schema#"
+	draft2020 = "https://json-schema.org/draft/2020-12/schema"
+)
+
+// compileSchema resolves a tool's parameters schema.
+func compileSchema(tool string, raw []byte) (*argsSchema, error) {
+	if !json.Valid(raw) {
+		return nil, fmt.Errorf("tool %s: parameters schema is not JSON", tool)
 	}
-	c := jsonschema.NewCompiler()
-	url := "kosong:///tools/" + tool + ".json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("tool %s: parameters schema: %w", tool, err)
+	var s jsonschema.Schema
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("tool %s: parameters schema: %s", tool, oneLine(err.Error()))
 	}
-	s, err := c.Compile(url)
+	switch {
+	case s.Schema == "" || s.Schema == draft2020:
+	case strings.Contains(s.Schema, "json-schema.org/draft-07/"):
+		s.Schema = draft07
+	default:
+		s.Schema = ""
+	}
+	rs, err := s.Resolve(nil)
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: parameters schema: %s", tool, oneLine(err.Error()))
 	}
-	return s, nil
+	return &argsSchema{resolved: rs, defaults: propertiesHaveDefaults(&s)}, nil
 }
 
-// validationMessage turns a validation error into one line naming each
-// offending field.
+// propertiesHaveDefaults reports whether a property of s, or of its
+// properties' objects, has a default: where ApplyDefaults looks.
+func propertiesHaveDefaults(s *jsonschema.Schema) bool {
+	for _, p := range s.Properties {
+		if p != nil && (p.Default != nil || propertiesHaveDefaults(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// check validates args (JSON, not empty) and returns them with the
+// defaults of absent properties filled in, in nested objects too. The
+// error is a ParseError or ValidateError result.
+func (s *argsSchema) check(args []byte) (json.RawMessage, *Result) {
+	var inst any
+	if err := decodeOne(args, &inst, false); err != nil {
+		r := ParseError(err)
+		return nil, &r
+	}
+	if err := s.resolved.Validate(inst); err != nil {
+		r := ValidateError(errors.New(validationMessage(err)))
+		return nil, &r
+	}
+	if !s.defaults {
+		return args, nil
+	}
+	// Again with numbers as written, so that the tool gets them unchanged.
+	var exact any
+	if err := decodeOne(args, &exact, true); err != nil {
+		r := ParseError(err)
+		return nil, &r
+	}
+	if err := s.resolved.ApplyDefaults(&exact); err != nil {
+		r := ValidateError(fmt.Errorf("applying defaults: %s", oneLine(err.Error())))
+		return nil, &r
+	}
+	b, err := json.Marshal(exact)
+	if err != nil {
+		r := ValidateError(fmt.Errorf("applying defaults: %w", err))
+		return nil, &r
+	}
+	return b, nil
+}
+
+// decodeOne decodes exactly one JSON value.
+func decodeOne(data []byte, v any, useNumber bool) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if useNumber {
+		dec.UseNumber()
+	}
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("more data after the arguments")
+	}
+	return nil
+}
+
+var (
+	quoted      = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+	schemaList  = regexp.MustCompile(` against any of \[[^\]]*\]`)
+	rational    = regexp.MustCompile(`-?\d+/\d+`)
+	sixDecimals = regexp.MustCompile(`(-?\d+\.\d{6})\b`)
+)
+
+// maxMessage bounds a validation message, which can quote a long value.
+const maxMessage = 300
+
+// validationMessage turns a validation error into one line naming the
+// offending parameter: `parameter "todos[].status": enum: ...`,
+// `missing parameter "path"`, `unknown parameter "cwd"`.
 func validationMessage(err error) string {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return oneLine(err.Error())
+	// The library wraps the failed keyword's error once per schema it
+	// descends into: "validating /properties/a: ...".
+	var paths []string
+	for {
+		inner := errors.Unwrap(err)
+		if inner == nil {
+			break
+		}
+		if p, ok := strings.CutPrefix(strings.TrimSuffix(err.Error(), inner.Error()), "validating "); ok {
+			paths = append(paths, strings.TrimSuffix(p, ": "))
+		}
+		err = inner
 	}
-	var msgs []string
-	for _, u := range ve.BasicOutput().Errors {
-		if u.Error == nil || len(u.Errors) > 0 {
+	field := fieldName(paths)
+	leaf := oneLine(schemaList.ReplaceAllString(err.Error(), " against any of the allowed schemas"))
+	keyword, _, _ := strings.Cut(leaf, ":")
+	var msg string
+	switch {
+	case strings.HasPrefix(leaf, "required: missing properties: "):
+		msg = "missing " + parameters(field, leaf)
+	case strings.HasPrefix(leaf, "unexpected additional properties "):
+		msg = "unknown " + parameters(field, leaf)
+	default:
+		switch keyword {
+		case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf":
+			leaf = plainNumbers(leaf)
+		}
+		msg = leaf
+		if field != "" {
+			msg = fmt.Sprintf("parameter %q: %s", field, leaf)
+		}
+	}
+	if r := []rune(msg); len(r) > maxMessage {
+		msg = string(r[:maxMessage]) + "…"
+	}
+	return msg
+}
+
+// fieldName turns the schema locations of a validation error into the
+// parameter's name: /properties/todos/items/properties/status is
+// todos[].status. A location that does not extend the previous one (a
+// $ref followed) adds nothing.
+func fieldName(paths []string) string {
+	var name strings.Builder
+	base := ""
+	for _, p := range paths {
+		if p == "root" {
 			continue
 		}
-		text := u.Error.String()
-		if strings.HasPrefix(text, "validation failed") {
+		rest, ok := strings.CutPrefix(p, base)
+		base = p
+		if !ok || rest != "" && rest[0] != '/' {
 			continue
 		}
-		loc := u.InstanceLocation
-		if loc == "" {
-			msgs = append(msgs, text)
-		} else {
-			msgs = append(msgs, fmt.Sprintf("at %s: %s", loc, text))
+		segs := strings.Split(strings.TrimPrefix(rest, "/"), "/")
+		for i := 0; i < len(segs); i++ {
+			switch segs[i] {
+			case "properties":
+				if i+1 < len(segs) {
+					i++
+					if name.Len() > 0 {
+						name.WriteByte('.')
+					}
+					name.WriteString(strings.NewReplacer("~1", "/", "~0", "~").Replace(segs[i]))
+				}
+			case "items":
+				name.WriteString("[]")
+			}
 		}
 	}
-	if len(msgs) == 0 {
-		return oneLine(err.Error())
+	return name.String()
+}
+
+// parameters names the properties quoted in leaf, below field.
+func parameters(field, leaf string) string {
+	var names []string
+	for _, q := range quoted.FindAllString(leaf, -1) {
+		n, err := strconv.Unquote(q)
+		if err != nil {
+			n = q
+		}
+		if field != "" {
+			n = field + "." + n
+		}
+		names = append(names, strconv.Quote(n))
 	}
-	return strings.Join(msgs, "; ")
+	if len(names) == 1 {
+		return "parameter " + names[0]
+	}
+	return "parameters " + strings.Join(names, ", ")
+}
+
+// plainNumbers writes the library's numbers (301/1, 300.000000) as the
+// model wrote them (301, 300).
+func plainNumbers(s string) string {
+	s = rational.ReplaceAllStringFunc(s, func(r string) string {
+		x, ok := new(big.Rat).SetString(r)
+		if !ok {
+			return r
+		}
+		if x.IsInt() {
+			return x.Num().String()
+		}
+		f, _ := x.Float64()
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	})
+	return sixDecimals.ReplaceAllStringFunc(s, func(d string) string {
+		f, err := strconv.ParseFloat(d, 64)
+		if err != nil {
+			return d
+		}
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	})
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
