@@ -261,26 +261,17 @@ func (w *tagWalker) tags(f reflect.StructField, ps *jsonschema.Schema, required,
 }
 
 // jsonName is the property name encoding/json gives field f; ok is false
-// for a field that is not a property of its own (unexported, "-", or an
-// embedded struct whose fields are promoted).
+// for a field that is no property: unexported, "-", or embedded (the
+// generator makes the fields of an embedded struct properties of their own).
 func jsonName(f reflect.StructField) (string, bool) {
+	if f.Anonymous || !f.IsExported() {
+		return "", false
+	}
 	tag, hasTag := f.Tag.Lookup("json")
-	name, _, _ := strings.Cut(tag, ",")
 	if tag == "-" {
 		return "", false
 	}
-	if f.Anonymous && name == "" {
-		t := f.Type
-		if t.Kind() == reflect.Pointer {
-			t = t.Elem()
-		}
-		if t.Kind() == reflect.Struct {
-			return "", false
-		}
-	}
-	if !f.IsExported() {
-		return "", false
-	}
+	name, _, _ := strings.Cut(tag, ",")
 	if !hasTag || name == "" {
 		return f.Name, true
 	}

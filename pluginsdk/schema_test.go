@@ -18,7 +18,13 @@ type filter struct {
 	Name string `json:"name" minLength:"1" maxLength:"64" pattern:"^[a-z]+$"`
 }
 
+// paging is embedded: its fields are properties of the struct embedding it.
+type paging struct {
+	Page int `json:"page,omitempty" default:"1" minimum:"1"`
+}
+
 type searchParams struct {
+	paging
 	Path    string         `json:"path" minLength:"1" jsonschema:"The file, absolute or relative. Commas, and more, are kept."`
 	Limit   int            `json:"limit,omitempty" default:"250" minimum:"0" maximum:"1000" exclusiveMaximum:"1001" exclusiveMinimum:"-1"`
 	Mode    string         `json:"mode,omitempty" enum:"files,content,count" default:"files"`
@@ -53,7 +59,8 @@ func TestSchemaFromStruct(t *testing.T) {
 		"filters":{"type":"array","items":{"type":"object","properties":{
 			"name":{"type":"string","minLength":1,"maxLength":64,"pattern":"^[a-z]+$"}},
 			"required":["name"],"additionalProperties":false}},
-		"extra":` + strings.Replace(options, `"type":"object"`, `"type":["null","object"]`, 1) + `},
+		"extra":` + strings.Replace(options, `"type":"object"`, `"type":["null","object"]`, 1) + `,
+		"page":{"type":"integer","default":1,"minimum":1}},
 		"required":["path"],"additionalProperties":false}`
 	var got, exp any
 	if err := json.Unmarshal(s.raw, &got); err != nil {
@@ -158,14 +165,14 @@ func TestArgumentsGetDefaults(t *testing.T) {
 		args string
 		want searchParams
 	}{
-		{``, searchParams{Limit: 250, Mode: "files", Score: 0.5, Options: defaults, Extra: &defaults}},
-		{`null`, searchParams{Limit: 250, Mode: "files", Score: 0.5, Options: defaults, Extra: &defaults}},
-		{`{"path":"a","limit":0,"mode":"count"}`, searchParams{Path: "a", Mode: "count", Score: 0.5, Options: defaults, Extra: &defaults}},
-		{`{"options":{"depth":5},"extra":{"order":"size"}}`, searchParams{Limit: 250, Mode: "files", Score: 0.5,
+		{``, searchParams{paging: paging{1}, Limit: 250, Mode: "files", Score: 0.5, Options: defaults, Extra: &defaults}},
+		{`null`, searchParams{paging: paging{1}, Limit: 250, Mode: "files", Score: 0.5, Options: defaults, Extra: &defaults}},
+		{`{"path":"a","limit":0,"mode":"count","page":3}`, searchParams{paging: paging{3}, Path: "a", Mode: "count", Score: 0.5, Options: defaults, Extra: &defaults}},
+		{`{"options":{"depth":5},"extra":{"order":"size"}}`, searchParams{paging: paging{1}, Limit: 250, Mode: "files", Score: 0.5,
 			Options: searchOptions{Depth: 5, Follow: true, Order: "name"}, Extra: &searchOptions{Depth: 2, Follow: true, Order: "size"}}},
-		{`{"options":{"follow":false,"order":"size"},"extra":null}`, searchParams{Limit: 250, Mode: "files", Score: 0.5,
+		{`{"options":{"follow":false,"order":"size"},"extra":null}`, searchParams{paging: paging{1}, Limit: 250, Mode: "files", Score: 0.5,
 			Options: searchOptions{Depth: 2, Order: "size"}}},
-		{`{"filters":[{"name":"x"}],"limit":12345678901234567}`, searchParams{Limit: 12345678901234567, Mode: "files", Score: 0.5,
+		{`{"filters":[{"name":"x"}],"limit":12345678901234567}`, searchParams{paging: paging{1}, Limit: 12345678901234567, Mode: "files", Score: 0.5,
 			Options: defaults, Filters: []filter{{Name: "x"}}, Extra: &defaults}},
 	}
 	for _, tt := range tests {

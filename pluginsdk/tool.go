@@ -46,7 +46,8 @@ type HandlerFunc[P any] func(ctx context.Context, params P) Result
 func (f HandlerFunc[P]) Call(ctx context.Context, params P) Result { return f(ctx, params) }
 
 // RawHandler is an untyped tool: it receives the arguments as JSON, already
-// validated by the host against the tool's schema.
+// validated by the host against the tool's schema, with the schema's
+// defaults filled in for absent properties.
 type RawHandler interface {
 	Call(ctx context.Context, args json.RawMessage) Result
 }

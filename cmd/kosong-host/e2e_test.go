@@ -119,7 +119,7 @@ func TestToolsCallEcho(t *testing.T) {
 		{"ok", "", []string{"tools", "call", "Echo", `{"text":"hi"}`}, 0, "hi\n", "", true},
 		{"arguments on stdin", `{"text":"from stdin"}`, []string{"tools", "call", "Echo"}, 0, "from stdin\n", "", true},
 		{"invalid JSON", "", []string{"tools", "call", "Echo", `{bad`}, 1, "", "Error parsing JSON arguments: invalid character 'b'", false},
-		{"schema violation", "", []string{"tools", "call", "Echo", `{"text":1}`}, 1, "", "Error validating JSON arguments: at /text: got number, want string", false},
+		{"schema violation", "", []string{"tools", "call", "Echo", `{"text":1}`}, 1, "", `Error validating JSON arguments: parameter "text": type: 1 has type "integer", want "string"`, false},
 		{"unknown tool", "", []string{"tools", "call", "Nope", `{}`}, 1, "", "Tool `Nope` not found", false},
 		{"unknown flag", "", []string{"tools", "call", "--bogus"}, 2, "", "unknown flag: --bogus", false},
 		{"bad log level", "", []string{"--log-level", "loud", "tools", "list"}, 2, "", `invalid --log-level "loud"`, false},

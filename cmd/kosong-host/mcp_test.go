@@ -143,7 +143,7 @@ func TestMCPServeRoundTrip(t *testing.T) {
 		{"Shell", map[string]any{"command": "echo from-shell"}, "from-shell", false},
 		{"test__add", map[string]any{"a": 1, "b": 2}, "3", false},
 		{"extra__echo", map[string]any{"text": "nested"}, "nested", false},
-		{"Echo", map[string]any{"text": 5}, "Error validating JSON arguments: at /text: got number, want string", true},
+		{"Echo", map[string]any{"text": 5}, `Error validating JSON arguments: parameter "text": type: 5 has type "integer", want "string"`, true},
 		{"Shell", map[string]any{"command": "exit 3"}, "exit code 3", true},
 	}
 	for _, tt := range tests {

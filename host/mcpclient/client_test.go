@@ -108,7 +108,7 @@ func TestCalls(t *testing.T) {
 		{"text", "test__echo", `{"text":"hi"}`, toolset.Ok, "", []providers.ContentPart{providers.TextPart("hi")}},
 		{"numbers", "test__add", `{"a":2,"b":40.5}`, toolset.Ok, "", []providers.ContentPart{providers.TextPart("42.5")}},
 		{"isError", "test__fail", `{"message":"boom"}`, toolset.Failed, mcpclient.ErrorMessage, []providers.ContentPart{providers.TextPart("failed: boom")}},
-		{"schema checked by the host", "test__echo", `{"text":1}`, toolset.Failed, "Error validating JSON arguments: at /text: got number, want string", nil},
+		{"schema checked by the host", "test__echo", `{"text":1}`, toolset.Failed, `Error validating JSON arguments: parameter "text": type: 1 has type "integer", want "string"`, nil},
 		{"every content type", "test__media", `{}`, toolset.Ok, "", []providers.ContentPart{
 			providers.TextPart("some text"),
 			{Type: providers.PartImage, ImageURL: png},

@@ -212,7 +212,7 @@ func TestResults(t *testing.T) {
 		{"Echo", map[string]any{"text": "hi"}, false, "hi"},
 		{"Danger", nil, false, "Command executed successfully.|removed"},
 		{"Fail", nil, true, "Command failed with exit code 2|ls: x: No such file"},
-		{"Echo", map[string]any{"text": 1}, true, "Error validating JSON arguments: at /text: got number, want string"},
+		{"Echo", map[string]any{"text": 1}, true, `Error validating JSON arguments: parameter "text": type: 1 has type "integer", want "string"`},
 		{"Picture", nil, false, "image image/png \x89PNG|link https://example.com/x.png"},
 		{"Untyped", nil, false, ""},
 	}

@@ -55,7 +55,7 @@ func TestTool(t *testing.T) {
 			"Subagent coder failed: Max number of steps reached: 3"},
 		{"no answer", `{"subagent":"coder","prompt":"silent"}`, toolset.Ok, "", "Subagent coder finished without an answer."},
 		{"unknown subagent", `{"subagent":"ghost","prompt":"x"}`, toolset.Failed, "",
-			"Error validating JSON arguments: at /subagent: value must be one of 'coder', 'explore'"},
+			`Error validating JSON arguments: parameter "subagent": enum: ghost does not equal any of: [coder explore]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 
 type greetParams struct {
 	Name  string `json:"name"`
-	Times int    `json:"times,omitempty" jsonschema:"default=2,minimum=1"`
+	Times int    `json:"times,omitempty" default:"2" minimum:"1"`
 }
 
 type greeter struct {
