@@ -27,30 +27,36 @@ type paramsSchema struct {
 // keywords of the field tags that keywordTags lists.
 func schemaFor[P any]() (paramsSchema, error) {
 	t := reflect.TypeFor[P]()
+	fail := func(err error) (paramsSchema, error) {
+		return paramsSchema{raw: json.RawMessage(`{"type":"object"}`)}, fmt.Errorf("parameters type %s: %w", t, err)
+	}
 	if t.Kind() != reflect.Struct {
-		return paramsSchema{raw: json.RawMessage(`{"type":"object"}`)}, fmt.Errorf("parameters type %s must be a struct", t)
+		return fail(errors.New("must be a struct"))
 	}
 	s, err := jsonschema.ForType(t, nil)
 	if err != nil {
 		if inner := errors.Unwrap(err); inner != nil {
 			err = inner // drop ForType's "ForType(T): ", which repeats the type
 		}
-		return paramsSchema{raw: json.RawMessage(`{"type":"object"}`)}, fmt.Errorf("parameters type %s: %w", t, err)
+		return fail(err)
 	}
 	var w tagWalker
 	if err := w.fields(t, s, false); err != nil {
-		return paramsSchema{raw: json.RawMessage(`{"type":"object"}`)}, fmt.Errorf("parameters type %s: %w", t, err)
+		return fail(err)
 	}
 	raw, err := json.Marshal(s)
 	if err != nil {
-		return paramsSchema{raw: json.RawMessage(`{"type":"object"}`)}, fmt.Errorf("parameters type %s: %w", t, err)
+		return fail(err)
+	}
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		return fail(err)
 	}
 	ps := paramsSchema{raw: raw}
-	resolved, err := s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
-	if err != nil {
-		return ps, fmt.Errorf("parameters type %s: %w", t, err)
-	}
 	if w.defaults {
+		if _, err := s.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true}); err != nil {
+			return fail(fmt.Errorf("a default does not fit its property: %w", err))
+		}
 		ps.resolved = resolved
 	}
 	return ps, nil

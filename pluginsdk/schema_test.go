@@ -129,7 +129,7 @@ func TestSchemaTagErrors(t *testing.T) {
 		{"negative length", func() error { _, err := schemaFor[notCount](); return err }, `field A: tag minLength: "-1" is not a count`},
 		{"bad pattern", func() error { _, err := schemaFor[badPattern](); return err }, "field A: tag pattern: error parsing regexp"},
 		{"default not JSON", func() error { _, err := schemaFor[defaultNotJSON](); return err }, `field A: tag default: "sixty" is not JSON`},
-		{"default out of range", func() error { _, err := schemaFor[defaultOutOfRange](); return err }, "validating /properties/a: minimum: 0/1 is less than 1"},
+		{"default out of range", func() error { _, err := schemaFor[defaultOutOfRange](); return err }, "a default does not fit its property: validating /properties/a: minimum: 0/1 is less than 1"},
 		{"default not in enum", func() error { _, err := schemaFor[defaultNotInEnum](); return err }, "enum: z does not equal any of: [x y]"},
 		{"default on a required property", func() error { _, err := schemaFor[defaultRequired](); return err }, `field A: default "1" on a required property`},
 		{"default in list elements", func() error { _, err := schemaFor[defaultInElements](); return err }, `field A: field B: default "1" inside the elements of a list or map`},
@@ -138,7 +138,7 @@ func TestSchemaTagErrors(t *testing.T) {
 			return checkDefinitions([]Definition{NewTool[notNumber]("A", "d", func() (HandlerFunc[notNumber], error) {
 				return func(context.Context, notNumber) Result { return Ok("") }, nil
 			})})
-		}, "parameters type pluginsdk.notNumber: field A: tag minimum"},
+		}, `tool A: parameters type pluginsdk.notNumber: field A: tag minimum: "one" is not a number`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -143,7 +143,7 @@ func NewTool[P any](name, description string, constructor any, opts ...Option) D
 	d := Definition{name: name, description: description}
 	schema, err := schemaFor[P]()
 	if err != nil {
-		d.err = err
+		d.err = fmt.Errorf("tool %s: %w", name, err)
 	}
 	d.schema = schema.raw
 	handlerType := reflect.TypeFor[Handler[P]]()

@@ -25,7 +25,7 @@ func TestDeclarationErrors(t *testing.T) {
 		{"variadic", NewTool[p]("A", "d", func(...Approval) (h, error) { return h{}, nil }), "must not be variadic"},
 		{"bad results", NewTool[p]("A", "d", func() (h, int) { return h{}, 0 }), "must return (handler) or (handler, error)"},
 		{"wrong handler", NewTool[p]("A", "d", func() (string, error) { return "", nil }), "returns string, which does not implement"},
-		{"params not a struct", NewTool[int]("A", "d", func() (HandlerFunc[int], error) { return nil, nil }), "parameters type int must be a struct"},
+		{"params not a struct", NewTool[int]("A", "d", func() (HandlerFunc[int], error) { return nil, nil }), "tool A: parameters type int: must be a struct"},
 		{"raw schema not JSON", NewRawTool("A", "d", []byte("{"), func() (RawHandlerFunc, error) { return nil, nil }), "tool A: schema is not valid JSON"},
 		{"no file system", NewTool[p]("A", "d", func() (h, error) { return h{}, nil }, WithDescriptionFile(nil, "a.md", nil)), "description a.md: no file system given"},
 		{"missing description file", NewTool[p]("A", "d", func() (h, error) { return h{}, nil }, WithDescriptionFile(fstest.MapFS{}, "a.md", nil)), "description a.md: open a.md"},

@@ -193,6 +193,8 @@ func fieldName(paths []string) string {
 				}
 			case "items":
 				name.WriteString("[]")
+			case "$defs", "definitions", "patternProperties", "dependentSchemas":
+				i++ // a name that is no parameter's
 			}
 		}
 	}
