@@ -48,7 +48,7 @@ func percentiles(d []time.Duration) (p50, p99 time.Duration) {
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 
 func echoAgent(b *testing.B) (string, string) {
-	echo, err := testbin.Build("plugins/echo", "plugins/kosong-plugin-echo")
+	echo, err := testbin.Build("plugins/echo/cmd/kosong-plugin-echo", "plugins/kosong-plugin-echo")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func BenchmarkPluginStart(b *testing.B) {
 	entries, _ := os.ReadDir(filepath.Join(root, "plugins"))
 	var bins []string
 	for _, e := range entries {
-		p, err := testbin.Build("plugins/"+e.Name(), "plugins/kosong-plugin-"+e.Name())
+		p, err := testbin.Build("plugins/"+e.Name()+"/cmd/kosong-plugin-"+e.Name(), "plugins/kosong-plugin-"+e.Name())
 		if err != nil {
 			b.Fatal(err)
 		}

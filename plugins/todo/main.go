@@ -1,7 +1,7 @@
-// Command kosong-plugin-todo serves SetTodoList: the model's todo list for
+// Package todo is SetTodoList: the model's todo list for
 // the session, kept in the plugin's session state dir so that it survives a
 // plugin restart.
-package main
+package todo
 
 import (
 	"context"
@@ -160,4 +160,6 @@ func definitions() []pluginsdk.Definition {
 	}
 }
 
-func main() { pluginsdk.Serve(definitions()...) }
+// Tools are the tools this plugin serves, to the host as a built-in or as
+// its own binary (cmd/kosong-plugin-todo).
+func Tools() []pluginsdk.Definition { return definitions() }
