@@ -25,7 +25,7 @@ func (Echo) Call(_ context.Context, p EchoParams) pluginsdk.Result {
 // NewEcho constructs the tool; it needs no host capability.
 func NewEcho() (Echo, error) { return Echo{}, nil }
 
-// definitions are the tools this binary serves.
+// definitions are the tools of this plugin.
 func definitions() []pluginsdk.Definition {
 	return []pluginsdk.Definition{
 		pluginsdk.NewTool[EchoParams]("Echo", "Echo the given text back, unchanged.", NewEcho),

@@ -1,7 +1,7 @@
-// Package file holds the file tools: ReadFile, WriteFile,
-// StrReplaceFile, Glob and Grep. Relative paths resolve against the host's
-// working directory; reading anywhere is allowed, and writing asks the user,
-// with a stronger approval outside the working directory.
+// Package file holds the file tools: ReadFile, WriteFile, StrReplaceFile,
+// Glob and Grep. Relative paths resolve against the host's working
+// directory; reading anywhere is allowed, and writing asks the user, with a
+// stronger approval outside the working directory.
 package file
 
 import (
@@ -17,7 +17,7 @@ import (
 //go:embed *.md
 var descriptions embed.FS
 
-// definitions are the tools this binary serves.
+// definitions are the tools of this plugin.
 func definitions() []pluginsdk.Definition {
 	skipped := make([]string, 0, len(skippedDirs))
 	for d := range skippedDirs {

@@ -1,5 +1,5 @@
-// Package shell is the Shell tool: run a command in the
-// user's shell, in the working directory, after the user approves it.
+// Package shell is the Shell tool: run a command in the user's shell, in the
+// working directory, after the user approves it.
 package shell
 
 import (
@@ -203,7 +203,7 @@ type descriptionData struct {
 	DefaultTimeout, MaxTimeout int
 }
 
-// definitions are the tools this binary serves.
+// definitions are the tools of this plugin.
 func definitions() []pluginsdk.Definition {
 	hint := "e.g. bash or zsh"
 	if runtime.GOOS == "windows" {

@@ -1,6 +1,6 @@
-// Package think is Think: a place for the model to reason
-// in a tool call. The thought stays in the conversation as the call's
-// arguments; the tool only logs it at debug level and returns nothing.
+// Package think is Think: a place for the model to reason in a tool call.
+// The thought stays in the conversation as the call's arguments; the tool
+// only logs it at debug level and returns nothing.
 package think
 
 import (
@@ -38,7 +38,7 @@ func (t *Think) Call(_ context.Context, p Params) pluginsdk.Result {
 	return pluginsdk.Ok("")
 }
 
-// definitions are the tools this binary serves.
+// definitions are the tools of this plugin.
 func definitions() []pluginsdk.Definition {
 	return []pluginsdk.Definition{
 		pluginsdk.NewTool[Params]("Think", "Think before acting.", NewThink,

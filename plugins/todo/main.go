@@ -1,6 +1,5 @@
-// Package todo is SetTodoList: the model's todo list for
-// the session, kept in the plugin's session state dir so that it survives a
-// plugin restart.
+// Package todo is SetTodoList: the model's todo list for the session, kept
+// in the plugin's session state dir so that it survives a plugin restart.
 package todo
 
 import (
@@ -152,7 +151,7 @@ func (t *SetTodoList) save(todos []Todo) error {
 	return err
 }
 
-// definitions are the tools this binary serves.
+// definitions are the tools of this plugin.
 func definitions() []pluginsdk.Definition {
 	return []pluginsdk.Definition{
 		pluginsdk.NewTool[Params]("SetTodoList", "Update or read the todo list.", NewSetTodoList,

@@ -1,6 +1,6 @@
-// Package web holds the web tools: FetchURL (fetch a URL as
-// text, HTML turned into Markdown) and SearchWeb (query a search service
-// configured in agent.yaml).
+// Package web holds the web tools: FetchURL (fetch a URL as text, HTML
+// turned into Markdown) and SearchWeb (query a search service configured in
+// agent.yaml).
 package web
 
 import (
@@ -63,7 +63,7 @@ func newDefinitions(o options) []pluginsdk.Definition {
 	}
 }
 
-// definitions are the tools this binary serves.
+// definitions are the tools of this plugin.
 func definitions() []pluginsdk.Definition {
 	return newDefinitions(options{client: newClient(defaultTimeout), maxBytes: defaultMaxBytes})
 }
