@@ -1,26 +1,41 @@
 # kosong-host: build, test, demo and benchmarks.
 GO      ?= go
 BIN     := bin
-PLUGINS := $(notdir $(wildcard plugins/*))
+PLUGINS := $(patsubst plugins/%/cmd,%,$(wildcard plugins/*/cmd))
 PROTO   := pluginsdk/proto/pluginv1
+# Release builds: no file system paths in the binaries, no symbol tables.
+GOBUILD := $(GO) build -trimpath -ldflags "-s -w"
 
-.PHONY: all build test cross demo bench proto vet fmt clean
+.PHONY: all build plugins test check-tracked cross demo bench proto vet fmt clean
 
 all: build
 
+# kosong-host alone: the first-party plugins are built into it (each still
+# runs in a process of its own).
 build:
+	@mkdir -p $(BIN)
+	$(GOBUILD) -o $(BIN)/kosong-host ./cmd/kosong-host
+
+# The first-party plugins as standalone binaries, for teams that ship them
+# separately. Installed in bin/plugins, they override the built-ins.
+plugins:
 	@mkdir -p $(BIN)/plugins
-	$(GO) build -o $(BIN)/kosong-host ./cmd/kosong-host
 	@for p in $(PLUGINS); do \
-		echo "$(GO) build -o $(BIN)/plugins/kosong-plugin-$$p ./plugins/$$p"; \
-		$(GO) build -o $(BIN)/plugins/kosong-plugin-$$p ./plugins/$$p || exit 1; \
+		echo "$(GOBUILD) -o $(BIN)/plugins/kosong-plugin-$$p ./plugins/$$p/cmd/kosong-plugin-$$p"; \
+		$(GOBUILD) -o $(BIN)/plugins/kosong-plugin-$$p ./plugins/$$p/cmd/kosong-plugin-$$p || exit 1; \
 	done
 
 # End-to-end tests build the binaries they need themselves (into a temp dir);
 # building here first surfaces compile errors once, before the race build.
-test: build cross
+test: check-tracked build cross
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+
+# No binary and nothing over 1 MB is committed (testdata excepted); the
+# second script tests the check on throwaway repositories.
+check-tracked:
+	.ci/check-tracked
+	.ci/check-tracked-test
 
 # The host, plugins and their tests keep compiling (go vet type-checks them)
 # where Linux-only parts (Pdeathsig, process groups) are left out by build tags.
@@ -34,6 +49,8 @@ demo: build
 
 bench: build
 	$(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -count 1 ./host/bench/ ./host/loop/ ./host/mcpclient/
+	@echo "binary sizes after make build (du -k):"
+	@printf '  %-18s %6d KB\n' "$(BIN)/kosong-host" "$$(du -k $(BIN)/kosong-host | cut -f1)" "$(BIN)/" "$$(du -sk $(BIN) | cut -f1)"
 
 # Regenerates the wire contract's Go code with the protoc plugins pinned in
 # go.mod (tool directives) and Debian's protobuf-compiler.

@@ -25,33 +25,28 @@ var (
 	buildErr  error
 )
 
-// kosongHost builds kosong-host and every plugin in plugins/ into one
-// folder laid out as `make build` lays out bin/.
+// kosongHost builds kosong-host alone, as `make build` does: the
+// first-party plugins are its built-ins, and no plugins/ folder is beside it.
 func kosongHost(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		hostBin, buildErr = testbin.Build("cmd/kosong-host", "kosong-host")
-		if buildErr != nil {
-			return
-		}
-		entries, err := os.ReadDir(filepath.Join(testbin.Root(), "plugins"))
-		if err != nil {
-			buildErr = err
-			return
-		}
-		for _, e := range entries {
-			if !e.IsDir() {
-				continue
-			}
-			if _, buildErr = testbin.Build("plugins/"+e.Name(), "plugins/kosong-plugin-"+e.Name()); buildErr != nil {
-				return
-			}
-		}
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
 	return hostBin
+}
+
+// standalonePlugin builds the standalone binary of a first-party plugin
+// (plugins/NAME/cmd/kosong-plugin-NAME), outside the folder of kosong-host.
+func standalonePlugin(t *testing.T, name string) string {
+	t.Helper()
+	p, err := testbin.Build("plugins/"+name+"/cmd/kosong-plugin-"+name, "standalone/kosong-plugin-"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 type result struct {
@@ -69,7 +64,13 @@ func runHost(t *testing.T, dir string, stdin string, args ...string) result {
 // no provider keys but those given.
 func runHostEnv(t *testing.T, dir string, env []string, stdin string, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(kosongHost(t), args...)
+	return runCommand(t, kosongHost(t), dir, env, stdin, args...)
+}
+
+// runCommand runs the kosong-host binary at bin as runHostEnv does.
+func runCommand(t *testing.T, bin, dir string, env []string, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Env = append(os.Environ(), "KOSONG_PLUGIN_PATH=", "KIMI_API_KEY=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=",
@@ -221,7 +222,7 @@ func fileExists(p string) bool {
 func TestToolsDescribe(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"agent.yaml": echoAgent, "s.md": "hi"})
 	r := runHost(t, dir, "", "tools", "describe", "Echo")
-	for _, want := range []string{"Name:         Echo", "Source:       plugin echo (", "Capabilities: -", `"required": [`, "Echo the given text back"} {
+	for _, want := range []string{"Name:         Echo", "Source:       builtin echo", "Capabilities: -", `"required": [`, "Echo the given text back"} {
 		if r.code != 0 || !strings.Contains(r.stdout, want) {
 			t.Fatalf("describe lacks %q: exit %d\n%s%s", want, r.code, r.stdout, r.stderr)
 		}

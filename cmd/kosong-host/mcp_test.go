@@ -290,7 +290,7 @@ func TestToolsListMCP(t *testing.T) {
 			t.Errorf("%s: %q, want %q", name, got[name], w)
 		}
 	}
-	if !strings.HasPrefix(got["Echo"], "loaded||plugin echo (") || !strings.HasPrefix(got["Shell"], "loaded||plugin shell (") {
+	if got["Echo"] != "loaded||builtin echo|" || got["Shell"] != "loaded||builtin shell|" {
 		t.Errorf("plugin rows: %v", got)
 	}
 	r = runHost(t, dir, "", "tools", "call", "test__echo", `{"text":"via tools call"}`, "--yolo")

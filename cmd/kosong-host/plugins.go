@@ -44,7 +44,10 @@ func (g *globals) pluginBinaries() (*spec.Spec, []pluginBinary, error) {
 	out := make([]pluginBinary, len(refs))
 	for i, ref := range refs {
 		out[i].ref = ref
-		out[i].path, out[i].err = agent.ResolvePlugin(ref, g.searchDirs())
+		// A built-in plugin's binary is kosong-host itself.
+		var res agent.Resolved
+		res, out[i].err = agent.Resolve(ref, g.searchDirs(), builtins())
+		out[i].path = res.Path
 		if out[i].err == nil {
 			out[i].sum, out[i].err = launcher.FileSHA256(out[i].path)
 		}

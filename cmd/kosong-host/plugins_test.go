@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/kosong-host/kosong-host/host/testbin"
 )
 
 func TestPluginsLockAndVerify(t *testing.T) {
@@ -17,7 +15,7 @@ func TestPluginsLockAndVerify(t *testing.T) {
 	})
 	bin := filepath.Join(dir, "bin", "kosong-plugin-echo")
 	os.MkdirAll(filepath.Dir(bin), 0o755)
-	b, err := os.ReadFile(filepath.Join(testbin.Dir(), "plugins", "kosong-plugin-echo"))
+	b, err := os.ReadFile(standalonePlugin(t, "echo"))
 	if err != nil {
 		t.Fatal(err)
 	}

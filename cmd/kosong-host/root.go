@@ -48,10 +48,10 @@ func newRootCmd() *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.agentPath, "agent", "agent.yaml", "agent spec file")
 	pf.StringVar(&g.logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error, off")
-	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for kosong-plugin-NAME binaries (repeatable; before KOSONG_PLUGIN_PATH and plugins/ beside the binary)")
+	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for kosong-plugin-NAME binaries (repeatable; before KOSONG_PLUGIN_PATH, plugins/ beside the binary and the built-in plugins)")
 	pf.DurationVar(&g.startLimit, "plugin-start-timeout", launcher.DefaultStartTimeout, "how long a plugin may take to complete the handshake")
 	pf.StringArrayVar(&g.mcpConfigs, "mcp-config-file", nil, `MCP config file ({"mcpServers": ...}), repeatable`)
-	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd(), newPluginsCmd(g), newMCPCmd(g), newModelsCmd(g))
+	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd(), newPluginsCmd(g), newMCPCmd(g), newModelsCmd(g), newPluginServeCmd())
 	if runCmd := newRunCmd(g); runCmd != nil {
 		root.AddCommand(runCmd)
 	}
@@ -67,6 +67,7 @@ func (g *globals) loadOptions(decider approval.Decider, sessionID, stateDir stri
 	return agent.Options{
 		DefaultAgentPath: defaultAgentPath(),
 		PluginDirs:       g.searchDirs(),
+		Builtins:         builtins(),
 		WorkDir:          wd,
 		SessionID:        sessionID,
 		StateDir:         stateDir,
@@ -78,7 +79,8 @@ func (g *globals) loadOptions(decider approval.Decider, sessionID, stateDir stri
 }
 
 // searchDirs lists where bare plugin names are looked up: --plugin-dir,
-// KOSONG_PLUGIN_PATH, then plugins/ beside the kosong-host binary.
+// KOSONG_PLUGIN_PATH, then plugins/ beside the kosong-host binary. A name
+// found in none of them is one of the built-in plugins, if it is one.
 func (g *globals) searchDirs() []string {
 	dirs := append([]string(nil), g.pluginDirs...)
 	dirs = append(dirs, filepath.SplitList(os.Getenv("KOSONG_PLUGIN_PATH"))...)

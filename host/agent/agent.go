@@ -60,7 +60,10 @@ type Options struct {
 	DefaultAgentPath string
 	// PluginDirs are searched in order for kosong-plugin-NAME.
 	PluginDirs []string
-	WorkDir    string
+	// Builtins are the plugins the host binary serves itself, by bare
+	// name; a bare name not found in PluginDirs is looked up here.
+	Builtins map[string]Builtin
+	WorkDir  string
 	// SessionID and StateDir identify the session; each plugin gets
 	// StateDir/plugins/NAME.
 	SessionID string
@@ -93,11 +96,14 @@ type ToolStatus struct {
 	Status       string   `json:"status"` // loaded, skipped, failed (MCP)
 	Reason       string   `json:"reason,omitempty"`
 	Capabilities []string `json:"capabilities"`
-	// Source is where the tool comes from: "plugin NAME (PATH)" or
+	// Source is where the tool comes from: "plugin NAME (PATH)", "builtin NAME" or
 	// "mcp server NAME (COMMAND ARGS | URL)".
 	Source string `json:"source"`
 	// MCPServer names the tool's MCP server ("" for plugin tools).
 	MCPServer string `json:"mcp_server,omitempty"`
+	// Builtin is true for the tools of a plugin the host binary serves
+	// (Path is then the host binary).
+	Builtin bool `json:"builtin,omitempty"`
 }
 
 // Agent is a loaded agent.
@@ -140,6 +146,7 @@ func Load(ctx context.Context, path string, opts Options) (*Agent, error) {
 
 type launched struct {
 	ref    spec.PluginRef
+	res    Resolved
 	cfg    launcher.Config
 	plugin *launcher.Plugin
 	err    error
@@ -175,13 +182,14 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 		go func() {
 			defer wg.Done()
 			results[i] = launched{ref: ref}
-			path, err := ResolvePlugin(ref, opts.PluginDirs)
+			res, err := Resolve(ref, opts.PluginDirs, opts.Builtins)
 			if err != nil {
 				results[i].err = err
 				return
 			}
+			results[i].res = res
 			results[i].cfg = launcher.Config{
-				Name: ref.Name, Path: path, SHA256: ref.SHA256, Env: ref.Env,
+				Name: ref.Name, Path: res.Path, Args: res.Args, SHA256: ref.SHA256, Env: ref.Env,
 				StartTimeout: opts.StartTimeout, Logger: opts.Logger, Getenv: opts.Getenv,
 				CancelGrace: opts.CancelGrace,
 			}
@@ -197,7 +205,7 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 			failures = append(failures, r.err.Error())
 			continue
 		}
-		a.Plugins = append(a.Plugins, &Plugin{Name: r.ref.Name, ref: r.ref, cfg: r.cfg, cur: r.plugin, backoff: opts.RestartBackoff})
+		a.Plugins = append(a.Plugins, &Plugin{Name: r.ref.Name, ref: r.ref, res: r.res, cfg: r.cfg, cur: r.plugin, backoff: opts.RestartBackoff})
 	}
 	// Load every plugin's tools in parallel too (constructors may call back
 	// into the host), then add them in spec order, so names and errors do not
@@ -318,7 +326,8 @@ func (a *Agent) loadPlugin(ctx context.Context, p *Plugin, opts Options) (out pl
 	}
 	for _, tl := range resp.GetTools() {
 		d := described[tl.GetName()]
-		st := ToolStatus{Name: tl.GetName(), Plugin: ref.Name, Path: cur.Path, Capabilities: d.GetCapabilities(), Reason: tl.GetReason()}
+		st := ToolStatus{Name: tl.GetName(), Plugin: ref.Name, Path: cur.Path, Builtin: p.res.Builtin, Capabilities: d.GetCapabilities(),
+			Reason: tl.GetReason(), Source: p.res.Source(ref.Name)}
 		switch tl.GetStatus() {
 		case pluginv1.ToolLoad_STATUS_LOADED:
 			st.Status = "loaded"
@@ -326,7 +335,7 @@ func (a *Agent) loadPlugin(ctx context.Context, p *Plugin, opts Options) (out pl
 			timeout := callTimeout(time.Duration(d.GetDefaultTimeoutMs())*time.Millisecond, ref.Timeout)
 			out.status = append(out.status, toolLoad{ToolStatus: st, tool: &pluginTool{plugin: p, spec: toolset.Spec{
 				Name: d.GetName(), Description: d.GetDescription(), Parameters: []byte(d.GetParametersSchema()),
-				Source: fmt.Sprintf("plugin %s (%s)", ref.Name, cur.Path), Capabilities: d.GetCapabilities(), Timeout: timeout,
+				Source: p.res.Source(ref.Name), Capabilities: d.GetCapabilities(), Timeout: timeout,
 			}}})
 		case pluginv1.ToolLoad_STATUS_SKIPPED:
 			st.Status = "skipped"

@@ -26,9 +26,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// build builds the main package at pkg, named after its folder without
+// the kosong-plugin- prefix (plugins/echo/cmd/kosong-plugin-echo: echo).
 func build(t *testing.T, pkg string) string {
 	t.Helper()
-	p, err := testbin.Build(pkg, filepath.Base(pkg))
+	p, err := testbin.Build(pkg, strings.TrimPrefix(filepath.Base(pkg), "kosong-plugin-"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +117,7 @@ func TestCapabilitiesOverTheBroker(t *testing.T) {
 
 func TestLoadStatuses(t *testing.T) {
 	cc := build(t, "host/testdata/plugins/capcheck")
-	echo := build(t, "plugins/echo")
+	echo := build(t, "plugins/echo/cmd/kosong-plugin-echo")
 	a := load(t, writeAgent(t, fmt.Sprintf("%q", cc+":Whoami"), fmt.Sprintf("%q", cc+":Skipped"), fmt.Sprintf("%q", echo)), options(t, approval.Yolo{}))
 	var rows []string
 	for _, st := range a.Status {
@@ -133,7 +135,7 @@ func TestLoadStatuses(t *testing.T) {
 
 func TestCalls(t *testing.T) {
 	cc := build(t, "host/testdata/plugins/capcheck")
-	echo := build(t, "plugins/echo")
+	echo := build(t, "plugins/echo/cmd/kosong-plugin-echo")
 	a := load(t, writeAgent(t, fmt.Sprintf("%q", echo), fmt.Sprintf("%q", cc+":Panic"), fmt.Sprintf("%q", cc+":Whoami")), options(t, approval.Deny{}))
 	tests := []struct {
 		name, tool, args string
@@ -182,7 +184,7 @@ func TestCancelReachesThePlugin(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) {
 	cc := build(t, "host/testdata/plugins/capcheck")
-	echo := build(t, "plugins/echo")
+	echo := build(t, "plugins/echo/cmd/kosong-plugin-echo")
 	badproto := build(t, "host/testdata/plugins/badproto")
 	noisy := build(t, "host/testdata/plugins/noisy")
 	hang := build(t, "host/testdata/plugins/hang")

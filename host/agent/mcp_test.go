@@ -16,7 +16,7 @@ import (
 // whose name a plugin already has is left out while the plugin's stays.
 func TestMCPToolListChanged(t *testing.T) {
 	server := build(t, "host/testdata/mcpserver")
-	echo := build(t, "plugins/echo")
+	echo := build(t, "plugins/echo/cmd/kosong-plugin-echo")
 	path := writeAgent(t, fmt.Sprintf("%q", echo))
 	body, err := os.ReadFile(path)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 
 func TestCrashRestartAndDown(t *testing.T) {
 	cc := build(t, "host/testdata/plugins/capcheck")
-	echo := build(t, "plugins/echo")
+	echo := build(t, "plugins/echo/cmd/kosong-plugin-echo")
 	a := load(t, writeAgent(t, fmt.Sprintf("%q", echo), fmt.Sprintf("{plugin: %q, tools: [Crash, Sleep]}", cc)), options(t, approval.Yolo{}))
 
 	r := call(t, a, "Crash", `{}`)
@@ -96,7 +96,7 @@ func TestFloodIsBounded(t *testing.T) {
 
 // TestThousandConcurrentCalls: none lost, none mixed up.
 func TestThousandConcurrentCalls(t *testing.T) {
-	echo := build(t, "plugins/echo")
+	echo := build(t, "plugins/echo/cmd/kosong-plugin-echo")
 	cc := build(t, "host/testdata/plugins/capcheck")
 	a := load(t, writeAgent(t, fmt.Sprintf("%q", echo), fmt.Sprintf("%q", cc+":Whoami"), fmt.Sprintf("%q", cc+":Sleep")), options(t, approval.Yolo{}))
 

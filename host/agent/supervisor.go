@@ -28,6 +28,7 @@ type Plugin struct {
 	Name string
 
 	ref  spec.PluginRef
+	res  Resolved // where ref led: a plugin binary or a built-in
 	cfg  launcher.Config
 	host *capability.Host
 	// req is the Load request, sent again after each restart with the new

@@ -48,7 +48,7 @@ func percentiles(d []time.Duration) (p50, p99 time.Duration) {
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
 
 func echoAgent(b *testing.B) (string, string) {
-	echo, err := testbin.Build("plugins/echo", "plugins/kosong-plugin-echo")
+	echo, err := testbin.Build("plugins/echo/cmd/kosong-plugin-echo", "plugins/kosong-plugin-echo")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func BenchmarkPluginStart(b *testing.B) {
 	entries, _ := os.ReadDir(filepath.Join(root, "plugins"))
 	var bins []string
 	for _, e := range entries {
-		p, err := testbin.Build("plugins/"+e.Name(), "plugins/kosong-plugin-"+e.Name())
+		p, err := testbin.Build("plugins/"+e.Name()+"/cmd/kosong-plugin-"+e.Name(), "plugins/kosong-plugin-"+e.Name())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -350,8 +350,33 @@ func BenchmarkPluginStart(b *testing.B) {
 		agentWalls = append(agentWalls, time.Since(t0))
 		a.Close()
 	}
+	// The same agent.yaml from kosong-host's built-in plugins: each plugin
+	// process is the host binary, run with `plugin-serve NAME`.
+	host, err := testbin.Build("cmd/kosong-host", "kosong-host")
+	if err != nil {
+		b.Fatal(err)
+	}
+	builtins := map[string]agent.Builtin{}
+	for _, e := range entries {
+		builtins[e.Name()] = agent.Builtin{Path: host, Args: []string{"plugin-serve", e.Name()}}
+	}
+	var builtinWalls []time.Duration
+	for range 5 {
+		t0 := time.Now()
+		a, err := agent.Load(context.Background(), filepath.Join(root, "agent.yaml"), agent.Options{
+			Builtins: builtins, WorkDir: b.TempDir(), StateDir: b.TempDir(), Decider: approval.Deny{}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		builtinWalls = append(builtinWalls, time.Since(t0))
+		if !a.Status[0].Builtin {
+			b.Fatalf("%s is not served by a built-in plugin: %s", a.Status[0].Name, a.Status[0].Source)
+		}
+		a.Close()
+	}
 	b.StopTimer()
 	agentWall, _ := percentiles(agentWalls)
+	builtinWall, _ := percentiles(builtinWalls)
 	n, cores := len(bins), runtime.NumCPU()
 	optimum := sumAlone / time.Duration(cores)
 	b.ReportMetric(float64(tlsWall.Microseconds())/1e3, "start-mtls-ms")
@@ -359,6 +384,7 @@ func BenchmarkPluginStart(b *testing.B) {
 	b.ReportMetric(float64(tlsWall)/float64(plainWall), "mtls/plain")
 	b.ReportMetric(float64(parWall)/float64(optimum), "parallel/optimum")
 	b.ReportMetric(float64(agentWall.Microseconds())/1e3, "agent-load-ms")
+	b.ReportMetric(float64(builtinWall.Microseconds())/1e3, "agent-load-builtin-ms")
 	b.Logf("plugin start (p50 of %d, wall / CPU of host+plugin):", rounds)
 	b.Logf("  one plugin, mutual TLS (P-256)  : %6.1f ms / %6.1f ms CPU", ms(tlsWall), ms(tlsCPU))
 	b.Logf("  one plugin, no TLS              : %6.1f ms / %6.1f ms CPU", ms(plainWall), ms(plainCPU))
@@ -369,6 +395,7 @@ func BenchmarkPluginStart(b *testing.B) {
 	b.Logf("  optimum on %d cores: %.1f ms from wall times (ratio %.2f), %.1f ms from CPU times (ratio %.2f); target <= 1.2",
 		cores, ms(optimum), float64(parWall)/float64(optimum), ms(cpuOptimum), float64(parWall)/float64(cpuOptimum))
 	b.Logf("  top-level agent.yaml loaded (launch + capabilities + Load of %d tools plugins): %.1f ms", n, ms(agentWall))
+	b.Logf("  the same from kosong-host's built-in plugins (%d processes of the host binary): %.1f ms", n, ms(builtinWall))
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }

@@ -39,6 +39,9 @@ type Config struct {
 	Name string
 	// Path is the binary's path.
 	Path string
+	// Args are the binary's arguments (a host binary serving one of its
+	// built-in plugins is told which one); nil for a plugin binary.
+	Args []string
 	// SHA256 is an optional hex pin of the binary, checked before exec.
 	SHA256 string
 	// Env names extra host variables the plugin may inherit.
@@ -101,7 +104,7 @@ func Launch(ctx context.Context, cfg Config) (*Plugin, error) {
 		cfg.Getenv = os.Getenv
 	}
 
-	cmd := exec.Command(cfg.Path)
+	cmd := exec.Command(cfg.Path, cfg.Args...)
 	cmd.Env = pluginEnv(cfg.Getenv, cfg.Env)
 	if lvl := cfg.Logger.GetLevel(); lvl != hclog.NoLevel && lvl != hclog.Off {
 		cmd.Env = append(cmd.Env, "KOSONG_PLUGIN_LOG_LEVEL="+lvl.String())

@@ -1,6 +1,7 @@
-// Command kosong-plugin-echo serves the Echo tool. It is the template for a
-// new tool plugin: a parameters struct, a handler, a constructor, Serve.
-package main
+// Package echo is the Echo tool. It is the template for a new tool plugin:
+// a parameters struct, a handler, a constructor and the list of the
+// plugin's tools here; cmd/kosong-plugin-echo serves them as a binary.
+package echo
 
 import (
 	"context"
@@ -24,13 +25,13 @@ func (Echo) Call(_ context.Context, p EchoParams) pluginsdk.Result {
 // NewEcho constructs the tool; it needs no host capability.
 func NewEcho() (Echo, error) { return Echo{}, nil }
 
-// definitions are the tools this binary serves.
+// definitions are the tools of this plugin.
 func definitions() []pluginsdk.Definition {
 	return []pluginsdk.Definition{
 		pluginsdk.NewTool[EchoParams]("Echo", "Echo the given text back, unchanged.", NewEcho),
 	}
 }
 
-func main() {
-	pluginsdk.Serve(definitions()...)
-}
+// Tools are the tools this plugin serves, to the host as a built-in or as
+// its own binary (cmd/kosong-plugin-echo).
+func Tools() []pluginsdk.Definition { return definitions() }

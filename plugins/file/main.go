@@ -1,8 +1,8 @@
-// Command kosong-plugin-file serves the file tools: ReadFile, WriteFile,
-// StrReplaceFile, Glob and Grep. Relative paths resolve against the host's
-// working directory; reading anywhere is allowed, and writing asks the user,
-// with a stronger approval outside the working directory.
-package main
+// Package file holds the file tools: ReadFile, WriteFile, StrReplaceFile,
+// Glob and Grep. Relative paths resolve against the host's working
+// directory; reading anywhere is allowed, and writing asks the user, with a
+// stronger approval outside the working directory.
+package file
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 //go:embed *.md
 var descriptions embed.FS
 
-// definitions are the tools this binary serves.
+// definitions are the tools of this plugin.
 func definitions() []pluginsdk.Definition {
 	skipped := make([]string, 0, len(skippedDirs))
 	for d := range skippedDirs {
@@ -54,4 +54,6 @@ func compactSchema(s string) json.RawMessage {
 	return b.Bytes()
 }
 
-func main() { pluginsdk.Serve(definitions()...) }
+// Tools are the tools this plugin serves, to the host as a built-in or as
+// its own binary (cmd/kosong-plugin-file).
+func Tools() []pluginsdk.Definition { return definitions() }

@@ -1,6 +1,6 @@
-// Command kosong-plugin-shell serves the Shell tool: run a command in the
-// user's shell, in the working directory, after the user approves it.
-package main
+// Package shell is the Shell tool: run a command in the user's shell, in the
+// working directory, after the user approves it.
+package shell
 
 import (
 	"bytes"
@@ -203,7 +203,7 @@ type descriptionData struct {
 	DefaultTimeout, MaxTimeout int
 }
 
-// definitions are the tools this binary serves.
+// definitions are the tools of this plugin.
 func definitions() []pluginsdk.Definition {
 	hint := "e.g. bash or zsh"
 	if runtime.GOOS == "windows" {
@@ -217,4 +217,6 @@ func definitions() []pluginsdk.Definition {
 	}
 }
 
-func main() { pluginsdk.Serve(definitions()...) }
+// Tools are the tools this plugin serves, to the host as a built-in or as
+// its own binary (cmd/kosong-plugin-shell).
+func Tools() []pluginsdk.Definition { return definitions() }

@@ -1,7 +1,7 @@
-// Command kosong-plugin-think serves Think: a place for the model to reason
-// in a tool call. The thought stays in the conversation as the call's
-// arguments; the tool only logs it at debug level and returns nothing.
-package main
+// Package think is Think: a place for the model to reason in a tool call.
+// The thought stays in the conversation as the call's arguments; the tool
+// only logs it at debug level and returns nothing.
+package think
 
 import (
 	"context"
@@ -38,7 +38,7 @@ func (t *Think) Call(_ context.Context, p Params) pluginsdk.Result {
 	return pluginsdk.Ok("")
 }
 
-// definitions are the tools this binary serves.
+// definitions are the tools of this plugin.
 func definitions() []pluginsdk.Definition {
 	return []pluginsdk.Definition{
 		pluginsdk.NewTool[Params]("Think", "Think before acting.", NewThink,
@@ -46,4 +46,6 @@ func definitions() []pluginsdk.Definition {
 	}
 }
 
-func main() { pluginsdk.Serve(definitions()...) }
+// Tools are the tools this plugin serves, to the host as a built-in or as
+// its own binary (cmd/kosong-plugin-think).
+func Tools() []pluginsdk.Definition { return definitions() }

@@ -1,7 +1,6 @@
-// Command kosong-plugin-todo serves SetTodoList: the model's todo list for
-// the session, kept in the plugin's session state dir so that it survives a
-// plugin restart.
-package main
+// Package todo is SetTodoList: the model's todo list for the session, kept
+// in the plugin's session state dir so that it survives a plugin restart.
+package todo
 
 import (
 	"context"
@@ -152,7 +151,7 @@ func (t *SetTodoList) save(todos []Todo) error {
 	return err
 }
 
-// definitions are the tools this binary serves.
+// definitions are the tools of this plugin.
 func definitions() []pluginsdk.Definition {
 	return []pluginsdk.Definition{
 		pluginsdk.NewTool[Params]("SetTodoList", "Update or read the todo list.", NewSetTodoList,
@@ -160,4 +159,6 @@ func definitions() []pluginsdk.Definition {
 	}
 }
 
-func main() { pluginsdk.Serve(definitions()...) }
+// Tools are the tools this plugin serves, to the host as a built-in or as
+// its own binary (cmd/kosong-plugin-todo).
+func Tools() []pluginsdk.Definition { return definitions() }

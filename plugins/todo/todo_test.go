@@ -1,4 +1,4 @@
-package main
+package todo
 
 import (
 	"encoding/json"

@@ -1,7 +1,7 @@
-// Command kosong-plugin-web serves the web tools: FetchURL (fetch a URL as
-// text, HTML turned into Markdown) and SearchWeb (query a search service
-// configured in agent.yaml).
-package main
+// Package web holds the web tools: FetchURL (fetch a URL as text, HTML
+// turned into Markdown) and SearchWeb (query a search service configured in
+// agent.yaml).
+package web
 
 import (
 	"embed"
@@ -63,9 +63,11 @@ func newDefinitions(o options) []pluginsdk.Definition {
 	}
 }
 
-// definitions are the tools this binary serves.
+// definitions are the tools of this plugin.
 func definitions() []pluginsdk.Definition {
 	return newDefinitions(options{client: newClient(defaultTimeout), maxBytes: defaultMaxBytes})
 }
 
-func main() { pluginsdk.Serve(definitions()...) }
+// Tools are the tools this plugin serves, to the host as a built-in or as
+// its own binary (cmd/kosong-plugin-web).
+func Tools() []pluginsdk.Definition { return definitions() }

@@ -1,0 +1,11 @@
+// Command kosong-plugin-shell serves the tools of package shell as a plugin
+// binary of its own. kosong-host serves the same tools as a built-in; an
+// installed kosong-plugin-shell overrides it.
+package main
+
+import (
+	"github.com/kosong-host/kosong-host/plugins/shell"
+	"github.com/kosong-host/kosong-host/pluginsdk"
+)
+
+func main() { pluginsdk.Serve(shell.Tools()...) }

@@ -1,0 +1,11 @@
+// Command kosong-plugin-web serves the tools of package web as a plugin
+// binary of its own. kosong-host serves the same tools as a built-in; an
+// installed kosong-plugin-web overrides it.
+package main
+
+import (
+	"github.com/kosong-host/kosong-host/plugins/web"
+	"github.com/kosong-host/kosong-host/pluginsdk"
+)
+
+func main() { pluginsdk.Serve(web.Tools()...) }
