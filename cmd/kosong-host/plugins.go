@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kosong-host/kosong-host/host/agent"
-	"github.com/kosong-host/kosong-host/host/launcher"
 	"github.com/kosong-host/kosong-host/host/pins"
+	"github.com/kosong-host/kosong-host/host/plugin"
 	"github.com/kosong-host/kosong-host/host/spec"
 )
 
@@ -46,7 +46,7 @@ func (g *globals) pluginBinaries() (*spec.Spec, []pluginBinary, error) {
 		out[i].ref = ref
 		out[i].path, out[i].err = agent.ResolvePlugin(ref, g.searchDirs())
 		if out[i].err == nil {
-			out[i].sum, out[i].err = launcher.FileSHA256(out[i].path)
+			out[i].sum, out[i].err = plugin.FileSHA256(out[i].path)
 		}
 	}
 	return s, out, nil
