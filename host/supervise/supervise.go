@@ -206,14 +206,16 @@ func (s *Supervisor[P]) Current() (P, bool) {
 // ends first (the call was cancelled or timed out), p must answer Ping
 // within the grace period or it is killed and replaced.
 func (s *Supervisor[P]) Guard(ctx context.Context, p P) (release func()) {
-	stop := context.AfterFunc(ctx, func() { s.check(p) })
+	var once sync.Once
+	check := func() { once.Do(func() { s.check(p) }) }
+	stop := context.AfterFunc(ctx, check)
 	return func() {
 		stop()
 		// The call may return as its context ends, before the AfterFunc's
-		// check has begun: begin it here, so the next Get waits for it.
-		// (One check runs at a time.)
+		// check has begun: begin it here (once), so the next Get waits for
+		// its verdict.
 		if ctx.Err() != nil {
-			s.check(p)
+			check()
 		}
 	}
 }

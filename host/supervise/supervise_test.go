@@ -337,3 +337,24 @@ func TestClose(t *testing.T) {
 		t.Fatal("Close did not close the process")
 	}
 }
+
+// TestWaitForTheVerdictHonoursTheContext: a call waiting for the liveness
+// check of a process returns when its own context ends.
+func TestWaitForTheVerdictHonoursTheContext(t *testing.T) {
+	s, first := newSupervisor(t, &starter{}, supervise.Config[*fake]{Grace: time.Hour})
+	first.frozen.Store(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	release := s.Guard(ctx, first)
+	cancel()
+	release()
+	wctx, wcancel := context.WithCancel(context.Background())
+	wcancel()
+	if _, err := s.Get(wctx); err == nil || err.Error() != "the call was cancelled: context canceled" {
+		t.Fatalf("Get = %v", err)
+	}
+	// Close ends the check without killing anything.
+	s.Close()
+	if first.kills.Load() != 0 || first.closes.Load() != 1 {
+		t.Fatalf("kills %d, closes %d", first.kills.Load(), first.closes.Load())
+	}
+}
