@@ -59,8 +59,11 @@ type Config struct {
 	Logger hclog.Logger
 	// Getenv reads the host environment; nil means os.Getenv.
 	Getenv func(string) string
-	// CancelGrace is passed to the plugin: how long a tool may run on after
-	// its call was cancelled before the plugin exits. 0 is the SDK's default.
+	// CancelGrace is the grace period after a cancelled or timed-out call:
+	// Launch passes it to the plugin (a tool still running past it takes
+	// its plugin down; 0 is the SDK's default), and a loaded plugin's
+	// supervisor kills a process that does not answer within it (0 is
+	// supervise.DefaultGrace).
 	CancelGrace time.Duration
 	// NoTLS turns mutual TLS off. Only benchmarks set it, to measure its cost.
 	NoTLS bool
@@ -390,5 +393,6 @@ func (p *Process) stop() { p.once.Do(p.client.Kill) }
 func (p *Process) killGroup() {
 	if p.cmd.Process != nil {
 		proc.KillGroup(p.cmd.Process.Pid)
+		_ = p.cmd.Process.Kill() // where there are no process groups
 	}
 }

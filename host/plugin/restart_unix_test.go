@@ -4,7 +4,6 @@ package plugin_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,61 +13,6 @@ import (
 
 	"github.com/kosong-host/kosong-host/providers"
 )
-
-// TestFrozenPluginIsKilledAndReplaced: a plugin stopped by SIGSTOP after
-// its load answers nothing; the timed-out call says so, the host kills the
-// process once the grace period is over, and the next call is answered by
-// a new process.
-func TestFrozenPluginIsKilledAndReplaced(t *testing.T) {
-	echo := build(t, "plugins/echo")
-	const grace = time.Second
-	sp := spec(echo)
-	sp.CancelGrace, sp.Timeout = grace, time.Second
-	ts, l := load(t, sp)
-	first := l.Plugins[0].Current()
-	pid := first.Pid()
-	t.Cleanup(func() { syscall.Kill(-pid, syscall.SIGKILL) })
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-
-	if r := call(t, ts, "Echo", `{"text":"hi"}`); r.Message != "Tool Echo timed out after 1s" {
-		t.Fatalf("frozen: %+v", r)
-	}
-	timedOut := time.Now()
-	select {
-	case <-first.Done():
-	case <-time.After(bound):
-		t.Fatal("the frozen plugin was not killed")
-	}
-	// Killed once the grace period was over, not later than a loaded
-	// machine explains.
-	if d := time.Since(timedOut); d > grace+10*time.Second {
-		t.Fatalf("killed %s after the call timed out (grace %s)", d, grace)
-	}
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Fatalf("the frozen plugin %d is still there: %v", pid, err)
-	}
-	if r := call(t, ts, "Echo", `{"text":"back"}`); r.OutputText() != "back" {
-		t.Fatalf("after the kill: %+v", r)
-	}
-	second := l.Plugins[0].Current()
-	if second == first || second.Pid() == pid {
-		t.Fatal("the next call was not answered by a new process")
-	}
-
-	// Closing a frozen plugin does not wait for it.
-	if err := syscall.Kill(second.Pid(), syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	closed := make(chan struct{})
-	go func() { l.Close(); close(closed) }()
-	select {
-	case <-closed:
-	case <-time.After(bound):
-		t.Fatal("Close waited on a frozen plugin")
-	}
-}
 
 // TestCancelWhileWaitingForARestart: two calls wait on a plugin whose
 // restart is held in its Load; cancelling one returns it at once, and the
