@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kosong-host/kosong-host/host/launcher"
+	"github.com/kosong-host/kosong-host/host/plugin"
 	"github.com/kosong-host/kosong-host/host/testbin"
 )
 
@@ -117,7 +117,7 @@ func TestInstalledPluginOverridesBuiltin(t *testing.T) {
 // lock file records the host binary.
 func TestBuiltinPin(t *testing.T) {
 	host := kosongHost(t)
-	sum, err := launcher.FileSHA256(host)
+	sum, err := plugin.FileSHA256(host)
 	if err != nil {
 		t.Fatal(err)
 	}

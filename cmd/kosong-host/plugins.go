@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kosong-host/kosong-host/host/agent"
-	"github.com/kosong-host/kosong-host/host/launcher"
 	"github.com/kosong-host/kosong-host/host/pins"
+	"github.com/kosong-host/kosong-host/host/plugin"
 	"github.com/kosong-host/kosong-host/host/spec"
 )
 
@@ -49,7 +49,7 @@ func (g *globals) pluginBinaries() (*spec.Spec, []pluginBinary, error) {
 		res, out[i].err = agent.Resolve(ref, g.searchDirs(), builtins())
 		out[i].path = res.Path
 		if out[i].err == nil {
-			out[i].sum, out[i].err = launcher.FileSHA256(out[i].path)
+			out[i].sum, out[i].err = plugin.FileSHA256(out[i].path)
 		}
 	}
 	return s, out, nil

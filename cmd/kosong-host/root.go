@@ -12,7 +12,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
-	"github.com/kosong-host/kosong-host/host/launcher"
+	"github.com/kosong-host/kosong-host/host/plugin"
 )
 
 // globals are the flags every command shares.
@@ -49,7 +49,7 @@ func newRootCmd() *cobra.Command {
 	pf.StringVar(&g.agentPath, "agent", "agent.yaml", "agent spec file")
 	pf.StringVar(&g.logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error, off")
 	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for kosong-plugin-NAME binaries (repeatable; before KOSONG_PLUGIN_PATH, plugins/ beside the binary and the built-in plugins)")
-	pf.DurationVar(&g.startLimit, "plugin-start-timeout", launcher.DefaultStartTimeout, "how long a plugin may take to complete the handshake")
+	pf.DurationVar(&g.startLimit, "plugin-start-timeout", plugin.DefaultStartTimeout, "how long a plugin may take to complete the handshake")
 	pf.StringArrayVar(&g.mcpConfigs, "mcp-config-file", nil, `MCP config file ({"mcpServers": ...}), repeatable`)
 	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd(), newPluginsCmd(g), newMCPCmd(g), newModelsCmd(g), newPluginServeCmd())
 	if runCmd := newRunCmd(g); runCmd != nil {

@@ -1,17 +1,15 @@
-// Package agent loads an agent: its spec, its plugin binaries (launched in
-// parallel, each handed the host capabilities over its broker) and the
-// toolset made of their tools.
+// Package agent loads an agent: it reads the spec and merges the tools of
+// its sources into one toolset: plugin binaries (host/plugin) and MCP
+// servers (host/mcpclient), started in parallel. (Subagents are added by
+// the run command, host/subagent.)
 package agent
 
 import (
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,20 +17,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/kosong-host/kosong-host/host/approval"
-	"github.com/kosong-host/kosong-host/host/capability"
-	"github.com/kosong-host/kosong-host/host/launcher"
 	"github.com/kosong-host/kosong-host/host/mcpclient"
 	"github.com/kosong-host/kosong-host/host/pins"
+	"github.com/kosong-host/kosong-host/host/plugin"
 	"github.com/kosong-host/kosong-host/host/spec"
 	"github.com/kosong-host/kosong-host/host/toolset"
-	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
-)
-
-// Call timeouts: a tool's own default applies unless agent.yaml overrides
-// it; either is capped by MaxCallTimeout.
-const (
-	DefaultCallTimeout = 10 * time.Minute
-	MaxCallTimeout     = time.Hour
 )
 
 // applyLock pins the plugins that agent.yaml leaves unpinned with the pins
@@ -49,10 +38,6 @@ func applyLock(s *spec.Spec, refs []spec.PluginRef) error {
 	}
 	return nil
 }
-
-// DefaultRestartBackoff is the delay before the second restart of a plugin
-// in RestartWindow; it doubles for each further one.
-const DefaultRestartBackoff = 250 * time.Millisecond
 
 // Options say how to load an agent.
 type Options struct {
@@ -72,15 +57,16 @@ type Options struct {
 	Logger    hclog.Logger
 	// StartTimeout bounds each plugin's handshake.
 	StartTimeout time.Duration
-	// CancelGrace is how long a plugin's tool may run on after its call was
-	// cancelled before the plugin exits to be restarted; 0 is the SDK's default.
+	// CancelGrace is how long a plugin or an MCP server may take to answer
+	// after a call of its was cancelled or timed out before the host kills
+	// it, to be restarted; 0 is supervise.DefaultGrace.
 	CancelGrace time.Duration
 	// OnProgress receives the progress reports of tool calls that make
 	// them (MCP servers), from any goroutine.
 	OnProgress func(mcpclient.Progress)
 	// RestartBackoff is the delay before the second restart of a stopped
-	// plugin in a window, doubled for each further one (the first restart is
-	// immediate); 0 means DefaultRestartBackoff.
+	// plugin or MCP server in a window, doubled for each further one (the
+	// first restart is immediate); 0 means supervise.DefaultBackoff.
 	RestartBackoff time.Duration
 	Getenv         func(string) string
 	// MCPConfigFiles are MCP config files (--mcp-config-file) whose servers
@@ -110,7 +96,7 @@ type ToolStatus struct {
 type Agent struct {
 	Spec    *spec.Spec
 	Toolset *toolset.Toolset
-	Plugins []*Plugin
+	Plugins []*plugin.Plugin
 	Status  []ToolStatus
 	// MCP are the agent's MCP servers.
 	MCP *mcpclient.Loaded
@@ -121,7 +107,7 @@ func (a *Agent) Close() {
 	var wg sync.WaitGroup
 	for _, p := range a.Plugins {
 		wg.Add(1)
-		go func() { defer wg.Done(); p.Kill() }()
+		go func() { defer wg.Done(); p.Close() }()
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); a.MCP.Close() }()
@@ -144,25 +130,15 @@ func Load(ctx context.Context, path string, opts Options) (*Agent, error) {
 	return LoadSpec(ctx, s, opts)
 }
 
-type launched struct {
-	ref    spec.PluginRef
-	res    Resolved
-	cfg    launcher.Config
-	plugin *launcher.Plugin
-	err    error
-}
-
-// LoadSpec launches the spec's plugins in parallel and builds the toolset.
-// Failures are collected and returned together as a *LoadError.
+// LoadSpec starts the spec's plugins and MCP servers in parallel and builds
+// the toolset. Failures are collected and returned together as a
+// *LoadError.
 func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
-	}
-	if opts.RestartBackoff <= 0 {
-		opts.RestartBackoff = DefaultRestartBackoff
 	}
 	refs, err := s.Plugins()
 	if err != nil {
@@ -175,61 +151,34 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	results := make([]launched, len(refs))
-	var wg sync.WaitGroup
-	for i, ref := range refs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = launched{ref: ref}
-			res, err := Resolve(ref, opts.PluginDirs, opts.Builtins)
-			if err != nil {
-				results[i].err = err
-				return
-			}
-			results[i].res = res
-			results[i].cfg = launcher.Config{
-				Name: ref.Name, Path: res.Path, Args: res.Args, SHA256: ref.SHA256, Env: ref.Env,
-				StartTimeout: opts.StartTimeout, Logger: opts.Logger, Getenv: opts.Getenv,
-				CancelGrace: opts.CancelGrace,
-			}
-			results[i].plugin, results[i].err = launcher.Launch(ctx, results[i].cfg)
-		}()
-	}
-	wg.Wait()
-
-	a := &Agent{Spec: s, Toolset: toolset.New(opts.Logger)}
 	var failures []string
-	for _, r := range results {
-		if r.err != nil {
-			failures = append(failures, r.err.Error())
+	var specs []plugin.Spec
+	builtin := map[string]bool{}
+	for _, ref := range refs {
+		res, err := Resolve(ref, opts.PluginDirs, opts.Builtins)
+		if err != nil {
+			failures = append(failures, err.Error())
 			continue
 		}
-		a.Plugins = append(a.Plugins, &Plugin{Name: r.ref.Name, ref: r.ref, res: r.res, cfg: r.cfg, cur: r.plugin, backoff: opts.RestartBackoff})
+		specs = append(specs, pluginSpec(ref, res, opts))
+		builtin[ref.Name] = res.Builtin
 	}
-	// Load every plugin's tools in parallel too (constructors may call back
-	// into the host), then add them in spec order, so names and errors do not
-	// depend on timing.
-	loads := make([]pluginLoad, len(a.Plugins))
-	for i, p := range a.Plugins {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			loads[i] = a.loadPlugin(ctx, p, opts)
-		}()
-	}
-	wg.Wait()
-	for _, l := range loads {
-		failures = append(failures, l.failures...)
-		for _, st := range l.status {
-			if st.tool != nil {
-				if err := a.Toolset.Add(st.tool); err != nil {
-					failures = append(failures, fmt.Sprintf("%s:%s (%v)", st.Plugin, st.Name, err))
-					continue
-				}
+	a := &Agent{Spec: s, Toolset: toolset.New(opts.Logger)}
+	loaded := plugin.Load(ctx, specs, plugin.Options{
+		SessionID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: opts.StateDir, Decider: opts.Decider,
+		Env: plugin.Environment(opts.WorkDir, opts.Getenv), Calls: a.Toolset, RestartBackoff: opts.RestartBackoff,
+	})
+	a.Plugins = loaded.Plugins
+	failures = append(failures, loaded.Failures...)
+	for _, st := range loaded.Status {
+		if st.Tool != nil {
+			if err := a.Toolset.Add(st.Tool); err != nil {
+				failures = append(failures, fmt.Sprintf("%s:%s (%v)", st.Plugin, st.Name, err))
+				continue
 			}
-			a.Status = append(a.Status, st.ToolStatus)
 		}
+		a.Status = append(a.Status, ToolStatus{Name: st.Name, Plugin: st.Plugin, Path: st.Path, Status: st.Status,
+			Reason: st.Reason, Capabilities: st.Capabilities, Source: st.Source, Builtin: builtin[st.Plugin]})
 	}
 	failures = append(failures, a.addMCP(waitMCP(), opts.Logger)...)
 	if len(failures) > 0 {
@@ -246,117 +195,17 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 	return a, nil
 }
 
-type pluginLoad struct {
-	status   []toolLoad
-	failures []string
-}
-
-type toolLoad struct {
-	ToolStatus
-	tool *pluginTool // nil when skipped
-}
-
-// loadPlugin asks one plugin to construct its tools.
-func (a *Agent) loadPlugin(ctx context.Context, p *Plugin, opts Options) (out pluginLoad) {
-	ref := p.ref
-	described := map[string]*pluginv1.ToolSpec{}
-	var all []string
-	cur := p.cur
-	for _, t := range cur.Tools {
-		described[t.GetName()] = t
-		all = append(all, t.GetName())
+// pluginSpec says how to load the plugin ref names, found as res.
+func pluginSpec(ref spec.PluginRef, res Resolved, opts Options) plugin.Spec {
+	sp := plugin.Spec{
+		Source: res.Source(ref.Name),
+		Config: plugin.Config{
+			Name: ref.Name, Path: res.Path, Args: res.Args, SHA256: ref.SHA256, Env: ref.Env,
+			StartTimeout: opts.StartTimeout, Logger: opts.Logger, Getenv: opts.Getenv, CancelGrace: opts.CancelGrace,
+		},
+		Tools: ref.Tools, Exclude: ref.Exclude, Timeout: ref.Timeout, ConfigFor: ref.ConfigFor,
 	}
-	want := ref.Tools
-	if want == nil {
-		for _, name := range all {
-			if !slices.Contains(ref.Exclude, name) {
-				want = append(want, name)
-			}
-		}
-	}
-	var toLoad []string
-	for _, name := range want {
-		if _, ok := described[name]; !ok {
-			out.failures = append(out.failures, fmt.Sprintf("%s:%s (plugin %s has no tool %s; it offers %s)", ref.Name, name, ref.Name, name, strings.Join(all, ", ")))
-			continue
-		}
-		toLoad = append(toLoad, name)
-	}
-	if len(toLoad) == 0 {
-		return out
-	}
-
-	configs := map[string]json.RawMessage{}
-	wireConfigs := map[string]string{}
-	for _, name := range toLoad {
-		if c := ref.ConfigFor(name); c != nil {
-			configs[name] = c
-			wireConfigs[name] = string(c)
-		}
-	}
-	stateDir := filepath.Join(opts.StateDir, "plugins", ref.Name)
-	if opts.StateDir != "" {
-		if err := os.MkdirAll(stateDir, 0o700); err != nil {
-			out.failures = append(out.failures, fmt.Sprintf("%s (state dir: %v)", ref.Name, err))
-			return out
-		}
-	}
-	p.host = &capability.Host{
-		Plugin:  ref.Name,
-		Decider: opts.Decider,
-		Env:     Environment(opts.WorkDir, opts.Getenv),
-		Session: capability.Session{ID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},
-		Configs: configs,
-		Calls:   a.Toolset,
-	}
-	p.req = &pluginv1.LoadRequest{
-		Session:     &pluginv1.SessionInfo{Id: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},
-		Tools:       toLoad,
-		ToolConfigs: wireConfigs,
-	}
-	for _, name := range toLoad {
-		if len(described[name].GetCapabilities()) > 0 {
-			p.needCaps = true
-		}
-	}
-	resp, err := p.load(ctx, cur)
-	if err != nil {
-		out.failures = append(out.failures, fmt.Sprintf("%s (load: %v)", ref.Name, err))
-		return out
-	}
-	for _, tl := range resp.GetTools() {
-		d := described[tl.GetName()]
-		st := ToolStatus{Name: tl.GetName(), Plugin: ref.Name, Path: cur.Path, Builtin: p.res.Builtin, Capabilities: d.GetCapabilities(),
-			Reason: tl.GetReason(), Source: p.res.Source(ref.Name)}
-		switch tl.GetStatus() {
-		case pluginv1.ToolLoad_STATUS_LOADED:
-			st.Status = "loaded"
-			p.loaded = append(p.loaded, d.GetName())
-			timeout := callTimeout(time.Duration(d.GetDefaultTimeoutMs())*time.Millisecond, ref.Timeout)
-			out.status = append(out.status, toolLoad{ToolStatus: st, tool: &pluginTool{plugin: p, spec: toolset.Spec{
-				Name: d.GetName(), Description: d.GetDescription(), Parameters: []byte(d.GetParametersSchema()),
-				Source: p.res.Source(ref.Name), Capabilities: d.GetCapabilities(), Timeout: timeout,
-			}}})
-		case pluginv1.ToolLoad_STATUS_SKIPPED:
-			st.Status = "skipped"
-			opts.Logger.Info(fmt.Sprintf("Skipping tool %s: %s", tl.GetName(), tl.GetReason()))
-			out.status = append(out.status, toolLoad{ToolStatus: st})
-		default:
-			out.failures = append(out.failures, fmt.Sprintf("%s:%s (%s)", ref.Name, tl.GetName(), tl.GetReason()))
-		}
-	}
-	return out
-}
-
-func callTimeout(toolDefault, override time.Duration) time.Duration {
-	d := DefaultCallTimeout
-	if toolDefault > 0 {
-		d = toolDefault
-	}
-	if override > 0 {
-		d = override
-	}
-	return min(d, MaxCallTimeout)
+	return sp
 }
 
 // ResolvePlugin finds a plugin's binary: a path as given, or
@@ -381,25 +230,6 @@ func ResolvePlugin(ref spec.PluginRef, dirs []string) (string, error) {
 	return "", fmt.Errorf("plugin %s: %s not found in %s", ref.Name, file, strings.Join(dirs, ", "))
 }
 
-// Environment describes this machine for the Environment capability.
-func Environment(workDir string, getenv func(string) string) capability.Environment {
-	shellPath := getenv("SHELL")
-	if shellPath == "" {
-		shellPath = "/bin/sh"
-		if _, err := os.Stat("/bin/bash"); err == nil {
-			shellPath = "/bin/bash"
-		}
-	}
-	if runtime.GOOS == "windows" {
-		shellPath = "powershell.exe"
-	}
-	return capability.Environment{OS: runtime.GOOS, ShellName: filepath.Base(shellPath), ShellPath: shellPath, WorkDir: workDir}
-}
-
-func dataURL(mime string, data []byte) string {
-	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data)
-}
-
 // ---- MCP servers (host/mcpclient) ----
 
 // startMCP starts the MCP servers of the spec and of opts.MCPConfigFiles in
@@ -413,7 +243,8 @@ func startMCP(ctx context.Context, s *spec.Spec, opts Options) (func() *mcpclien
 	done := make(chan *mcpclient.Loaded, 1)
 	go func() {
 		done <- mcpclient.LoadAll(ctx, cfgs, mcpclient.Options{Decider: opts.Decider, Logger: opts.Logger,
-			Getenv: opts.Getenv, WorkDir: opts.WorkDir, RestartBackoff: opts.RestartBackoff, OnProgress: opts.OnProgress})
+			Getenv: opts.Getenv, WorkDir: opts.WorkDir, RestartBackoff: opts.RestartBackoff, CancelGrace: opts.CancelGrace,
+			OnProgress: opts.OnProgress})
 	}()
 	return func() *mcpclient.Loaded { return <-done }, nil
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
-	"github.com/kosong-host/kosong-host/host/launcher"
+	"github.com/kosong-host/kosong-host/host/plugin"
 	"github.com/kosong-host/kosong-host/host/testbin"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
@@ -166,22 +166,6 @@ func TestCalls(t *testing.T) {
 	}
 }
 
-func TestCancelReachesThePlugin(t *testing.T) {
-	cc := build(t, "host/testdata/plugins/capcheck")
-	a := load(t, writeAgent(t, fmt.Sprintf("%q", cc+":Sleep")), options(t, approval.Yolo{}))
-	ctx, cancel := context.WithCancel(context.Background())
-	p := a.Toolset.Handle(ctx, providers.ToolCall{ID: "c1", Name: "Sleep", Arguments: `{"ms": 600000}`})
-	cancel()
-	select {
-	case <-p.Done():
-	case <-time.After(30 * time.Second):
-		t.Fatal("cancelled call did not return")
-	}
-	if r := p.Result(); !r.IsError() {
-		t.Fatalf("cancelled call = %+v", r)
-	}
-}
-
 func TestLoadErrors(t *testing.T) {
 	cc := build(t, "host/testdata/plugins/capcheck")
 	echo := build(t, "plugins/echo/cmd/kosong-plugin-echo")
@@ -192,7 +176,7 @@ func TestLoadErrors(t *testing.T) {
 	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := launcher.FileSHA256(echo)
+	sum, err := plugin.FileSHA256(echo)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
-	"github.com/kosong-host/kosong-host/host/launcher"
+	"github.com/kosong-host/kosong-host/host/plugin"
 	"github.com/kosong-host/kosong-host/host/testbin"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/pluginsdk"
@@ -194,7 +194,7 @@ func bareGRPC(b *testing.B, withTLS, sdk bool) func() {
 	}
 	creds := insecure.NewCredentials()
 	if withTLS {
-		hostCfg, bundle, err := launcher.NewTLS("bareecho")
+		hostCfg, bundle, err := plugin.NewTLS("bareecho")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -270,7 +270,7 @@ func BenchmarkPluginStart(b *testing.B) {
 	for i := range 2*rounds + 4 {
 		noTLS := i%2 == 1
 		c0, t0 := cpuTime(), time.Now()
-		p, err := launcher.Launch(context.Background(), launcher.Config{Name: "echo", Path: echo, NoTLS: noTLS})
+		p, err := plugin.Launch(context.Background(), plugin.Config{Name: "echo", Path: echo, NoTLS: noTLS})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -300,8 +300,8 @@ func BenchmarkPluginStart(b *testing.B) {
 		}
 		bins = append(bins, p)
 	}
-	launch := func(path string) *launcher.Plugin {
-		p, err := launcher.Launch(context.Background(), launcher.Config{Name: filepath.Base(path), Path: path})
+	launch := func(path string) *plugin.Process {
+		p, err := plugin.Launch(context.Background(), plugin.Config{Name: filepath.Base(path), Path: path})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -324,7 +324,7 @@ func BenchmarkPluginStart(b *testing.B) {
 	var parWalls []time.Duration
 	for range 5 {
 		t0 := time.Now()
-		ps := make([]*launcher.Plugin, len(bins))
+		ps := make([]*plugin.Process, len(bins))
 		var wg sync.WaitGroup
 		for i, bin := range bins {
 			wg.Add(1)

@@ -23,6 +23,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/mcpclient"
 	"github.com/kosong-host/kosong-host/host/spec"
+	"github.com/kosong-host/kosong-host/host/supervise"
 	"github.com/kosong-host/kosong-host/host/testbin"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
@@ -162,7 +163,7 @@ func TestSpecAndSource(t *testing.T) {
 	if s.Description != "Echo the text back." || s.Timeout != 0 || s.Source != "mcp server test ("+serverBin(t)+")" {
 		t.Fatalf("spec %+v", s)
 	}
-	if len(l.Servers) != 1 || l.Servers[0].Source() != s.Source || len(l.Servers[0].Offered()) != 11 {
+	if len(l.Servers) != 1 || l.Servers[0].Source() != s.Source || len(l.Servers[0].Offered()) != 13 {
 		t.Fatalf("servers %+v", l.Servers)
 	}
 }
@@ -207,14 +208,14 @@ func TestNamesAndFilters(t *testing.T) {
 		loaded []string
 		failed map[string]string
 	}{
-		{"prefixed", func(*spec.MCPServer) {}, []string{"s__add", "s__big", "s__cancelled", "s__crash", "s__echo", "s__env", "s__fail", "s__media", "s__retool", "s__slow", "s__spawn"}, nil},
+		{"prefixed", func(*spec.MCPServer) {}, []string{"s__add", "s__big", "s__cancelled", "s__crash", "s__echo", "s__env", "s__fail", "s__freeze", "s__media", "s__pid", "s__retool", "s__slow", "s__spawn"}, nil},
 		{"bare names", func(c *spec.MCPServer) { c.Prefix = false; c.EnabledTools = []string{"echo", "add"} }, []string{"add", "echo"}, nil},
 		{"disabled", func(c *spec.MCPServer) {
-			c.DisabledTools = []string{"crash", "spawn", "env", "media", "big", "slow", "cancelled", "fail", "retool"}
+			c.DisabledTools = []string{"crash", "spawn", "env", "media", "big", "slow", "cancelled", "fail", "retool", "pid", "freeze"}
 		}, []string{"s__add", "s__echo"}, nil},
 		{"enabled minus disabled", func(c *spec.MCPServer) { c.EnabledTools = []string{"echo", "add"}; c.DisabledTools = []string{"add"} }, []string{"s__echo"}, nil},
 		{"enabled tool missing", func(c *spec.MCPServer) { c.EnabledTools = []string{"echo", "nope"} }, []string{"s__echo"},
-			map[string]string{"s__nope": "MCP server s has no tool nope; it offers add, big, cancelled, crash, echo, env, fail, media, retool, slow, spawn"}},
+			map[string]string{"s__nope": "MCP server s has no tool nope; it offers add, big, cancelled, crash, echo, env, fail, freeze, media, pid, retool, slow, spawn"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -387,18 +388,18 @@ func TestCrashRestart(t *testing.T) {
 		t.Run(transport, func(t *testing.T) {
 			ts, _ := load(t, options(approval.Yolo{}), stdio(t, "test"))
 			crashed := "Error running tool: MCP server test stopped during the call: the server exited (exit status 3); its last stderr lines: mcpserver: crashing on purpose"
-			for i := 0; i <= mcpclient.MaxRestarts; i++ {
+			for i := 0; i <= supervise.MaxRestarts; i++ {
 				if r := call(context.Background(), ts, "test__crash", `{}`); r.Kind != toolset.Failed || !r.Runtime || r.Message != crashed {
 					t.Fatalf("crash %d: %+v", i, r)
 				}
 				r := call(context.Background(), ts, "test__echo", `{"text":"back"}`)
-				if i < mcpclient.MaxRestarts {
+				if i < supervise.MaxRestarts {
 					if r.IsError() || r.OutputText() != "back" {
 						t.Fatalf("after crash %d: %+v", i, r)
 					}
 					continue
 				}
-				want := "Error running tool: MCP server test is down: the server exited (exit status 3); its last stderr lines: mcpserver: crashing on purpose"
+				want := "Error running tool: MCP server test is down: the server exited (exit status 3); its last stderr lines: mcpserver: crashing on purpose (restarted 3 times in 1m0s)"
 				if r.Message != want {
 					t.Fatalf("after crash %d: %q, want %q", i, r.Message, want)
 				}
@@ -463,7 +464,7 @@ func TestWatchToolsChanged(t *testing.T) {
 		slicesSort(n)
 		return strings.Join(n, " ")
 	}
-	const want = "test__big test__cancelled test__crash test__echo test__env test__extra test__fail test__media test__retool test__slow test__spawn"
+	const want = "test__big test__cancelled test__crash test__echo test__env test__extra test__fail test__freeze test__media test__pid test__retool test__slow test__spawn"
 	waitFor(t, "the tools "+want, func() bool { return names(srv.Tools()) == want })
 	if offered := srv.Offered(); !slices.Contains(offered, "hidden") || slices.Contains(offered, "add") {
 		t.Fatalf("offered %v", offered)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/toolset"
 )
 
 // running reports whether pid is a live process (not gone, not a zombie).
@@ -45,4 +46,46 @@ func TestCloseKillsProcessGroup(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// assertGone fails unless the process pid (in decimal) is gone.
+func assertGone(t *testing.T, pid string) {
+	t.Helper()
+	n, err := strconv.Atoi(pid)
+	if err != nil {
+		t.Fatalf("pid %q", pid)
+	}
+	if running(n) {
+		syscall.Kill(n, syscall.SIGKILL)
+		t.Fatalf("process %d is still running", n)
+	}
+}
+
+// TestFrozenServerIsKilledAndRestarted: a stdio server that stops reading
+// (and ignores SIGTERM) answers nothing; the timed-out call says so, the
+// host kills the server once the grace period is over, and the next call is
+// answered by a new process.
+func TestFrozenServerIsKilledAndRestarted(t *testing.T) {
+	cfg := stdio(t, "test")
+	cfg.Timeout = time.Second
+	opts := options(approval.Yolo{})
+	opts.CancelGrace = time.Second
+	ts, _ := load(t, opts, cfg)
+	first := call(context.Background(), ts, "test__pid", `{}`).OutputText()
+
+	r := call(context.Background(), ts, "test__freeze", `{}`)
+	if r.Kind != toolset.Failed || r.Message != "MCP tool test__freeze timed out after 1s without progress" {
+		t.Fatalf("freeze: %+v", r)
+	}
+	timedOut := time.Now()
+	// The next call waits for the verdict on the frozen server, and is
+	// answered by a new one.
+	second := call(context.Background(), ts, "test__pid", `{}`)
+	if second.IsError() || second.OutputText() == first || first == "" {
+		t.Fatalf("after the freeze: %+v (first pid %s)", second, first)
+	}
+	if d := time.Since(timedOut); d < opts.CancelGrace || d > opts.CancelGrace+20*time.Second {
+		t.Fatalf("restarted %s after the timeout (grace %s)", d, opts.CancelGrace)
+	}
+	assertGone(t, first)
 }

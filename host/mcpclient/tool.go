@@ -131,7 +131,11 @@ func (t *Tool) call(ctx context.Context, c *conn, id string, args json.RawMessag
 
 	params := &mcp.CallToolParams{Name: t.remote, Arguments: args}
 	params.SetProgressToken(token)
+	// Should the call be cancelled or time out, the server must still
+	// answer within the grace period, or it is killed and restarted.
+	release := s.sup.Guard(cctx, c)
 	res, err := c.cs.CallTool(cctx, params)
+	release()
 	switch {
 	case err == nil:
 		return convert(res), false

@@ -6,7 +6,9 @@
 // (isError), crash (exits the process), cancelled (waits until a call of
 // slow was cancelled), env (environment and working directory), media
 // (every content type), big (long text), spawn (starts a child process),
-// retool (adds and removes tools, so the server sends tools/list_changed).
+// retool (adds and removes tools, so the server sends tools/list_changed),
+// pid (the server's process id), freeze (the server stops reading its
+// stdin, ignores SIGTERM and never answers again).
 //
 // -hang never answers; -exit exits at once with a message on stderr;
 // -extra-tools FILE adds the tools FILE names (see retool) at start.
@@ -17,14 +19,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -54,7 +59,8 @@ func main() {
 		}
 	}
 	if *httpAddr == "" {
-		if err := server.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		transport := &mcp.IOTransport{Reader: freezable{os.Stdin}, Writer: nopCloser{os.Stdout}}
+		if err := server.Run(context.Background(), transport); err != nil {
 			log.Fatal(err)
 		}
 		return
@@ -71,6 +77,27 @@ func main() {
 	fmt.Printf("http://%s/mcp\n", ln.Addr())
 	log.Fatal(http.Serve(ln, mcp.NewStreamableHTTPHandler(getServer, nil)))
 }
+
+// frozen, once set by freeze, stops the server reading its stdin.
+var frozen atomic.Bool
+
+// freezable reads stdin until the server is frozen; from then on a read
+// never returns, and what it read is dropped.
+type freezable struct{ r io.ReadCloser }
+
+func (f freezable) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if frozen.Load() {
+		select {}
+	}
+	return n, err
+}
+
+func (f freezable) Close() error { return f.r.Close() }
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
 
 // cancellation is closed when a call of slow is cancelled.
 var (
@@ -243,6 +270,17 @@ func newServer() *mcp.Server {
 			}
 			go func() { _ = cmd.Wait() }()
 			return text(fmt.Sprint(cmd.Process.Pid)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Return the server's process id."},
+		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+			return text(fmt.Sprint(os.Getpid())), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "freeze", Description: "Stop reading stdin, ignore SIGTERM and never answer."},
+		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+			signal.Ignore(syscall.SIGTERM, syscall.SIGINT)
+			frozen.Store(true)
+			fmt.Fprintln(os.Stderr, "mcpserver: frozen")
+			select {}
 		})
 	return s
 }

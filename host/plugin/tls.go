@@ -1,4 +1,4 @@
-package launcher
+package plugin
 
 import (
 	"crypto/ecdsa"

@@ -1,7 +1,12 @@
-// Package launcher starts tool plugin binaries through go-plugin (gRPC only,
-// mutual TLS with one-time ECDSA P-256 certificates) with a minimal environment,
-// and stops them with everything they started.
-package launcher
+// Package plugin runs plugin binaries for the host: it launches each one
+// through go-plugin (gRPC only, mutual TLS with one-time ECDSA P-256
+// certificates, a minimal environment, a process group of its own), asks it
+// to Describe its tools, Loads the tools the agent wants (serving the host
+// capabilities on the plugin's broker), supervises the process (restarts,
+// the grace period after a cancelled call) and calls its tools. It is the
+// host's only speaker of the plugin wire: the rest of the host sees
+// toolset tools and load statuses.
+package plugin
 
 import (
 	"context"
@@ -19,9 +24,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	plugin "github.com/hashicorp/go-plugin"
+	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/kosong-host/kosong-host/host/proc"
 	"github.com/kosong-host/kosong-host/pluginsdk"
 	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
@@ -29,18 +36,18 @@ import (
 // DefaultStartTimeout bounds the handshake of a plugin that never completes it.
 const DefaultStartTimeout = 10 * time.Second
 
-// BaseEnv lists the host variables every plugin inherits; agent.yaml's `env`
-// adds to it. Nothing else reaches a plugin, API keys included.
-var BaseEnv = []string{"PATH", "HOME", "LANG", "TMPDIR"}
+// closeWait is how long Close lets a plugin stop gracefully before its
+// process group is killed.
+const closeWait = 5 * time.Second
 
 // Config says how to launch one plugin binary.
 type Config struct {
 	// Name is the plugin's name in messages.
 	Name string
-	// Path is the binary's path.
+	// Path is the binary's path; its sha256 is what SHA256 pins.
 	Path string
-	// Args are the binary's arguments (a host binary serving one of its
-	// built-in plugins is told which one); nil for a plugin binary.
+	// Args are the arguments after the binary's path (a built-in plugin is
+	// the host binary given a subcommand and the plugin's name).
 	Args []string
 	// SHA256 is an optional hex pin of the binary, checked before exec.
 	SHA256 string
@@ -52,15 +59,18 @@ type Config struct {
 	Logger hclog.Logger
 	// Getenv reads the host environment; nil means os.Getenv.
 	Getenv func(string) string
-	// CancelGrace is passed to the plugin: how long a tool may run on after
-	// its call was cancelled before the plugin exits. 0 is the SDK's default.
+	// CancelGrace is the grace period after a cancelled or timed-out call:
+	// Launch passes it to the plugin (a tool still running past it takes
+	// its plugin down; 0 is the SDK's default), and a loaded plugin's
+	// supervisor kills a process that does not answer within it (0 is
+	// supervise.DefaultGrace).
 	CancelGrace time.Duration
 	// NoTLS turns mutual TLS off. Only benchmarks set it, to measure its cost.
 	NoTLS bool
 }
 
-// Plugin is a running plugin binary.
-type Plugin struct {
+// Process is a running plugin binary.
+type Process struct {
 	Name string
 	Path string
 	// Remote is the plugin's gRPC client and broker.
@@ -68,9 +78,11 @@ type Plugin struct {
 	// Tools is what the binary's Describe answered.
 	Tools []*pluginv1.ToolSpec
 
-	client *plugin.Client
+	client *goplugin.Client
 	cmd    *exec.Cmd
-	stderr *Tail
+	conn   *grpc.ClientConn
+	done   <-chan struct{}
+	stderr *proc.Tail
 	once   sync.Once
 }
 
@@ -87,7 +99,7 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Launch starts the binary, completes the handshake and asks it to Describe
 // its tools.
-func Launch(ctx context.Context, cfg Config) (*Plugin, error) {
+func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	fail := func(err error, format string, args ...any) error {
 		return &Error{Plugin: cfg.Name, Path: cfg.Path, Reason: fmt.Sprintf(format, args...), Err: err}
 	}
@@ -105,20 +117,20 @@ func Launch(ctx context.Context, cfg Config) (*Plugin, error) {
 	}
 
 	cmd := exec.Command(cfg.Path, cfg.Args...)
-	cmd.Env = pluginEnv(cfg.Getenv, cfg.Env)
+	cmd.Env = proc.Env(cfg.Getenv, cfg.Env...)
 	if lvl := cfg.Logger.GetLevel(); lvl != hclog.NoLevel && lvl != hclog.Off {
 		cmd.Env = append(cmd.Env, "KOSONG_PLUGIN_LOG_LEVEL="+lvl.String())
 	}
 	if cfg.CancelGrace > 0 {
 		cmd.Env = append(cmd.Env, pluginsdk.CancelGraceEnv+"="+cfg.CancelGrace.String())
 	}
-	Isolate(cmd)
+	proc.Isolate(cmd)
 
-	clientCfg := &plugin.ClientConfig{
+	clientCfg := &goplugin.ClientConfig{
 		HandshakeConfig:  pluginsdk.Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{pluginsdk.ProtocolVersion: {pluginsdk.PluginName: &pluginsdk.GRPCPlugin{}}},
+		VersionedPlugins: map[int]goplugin.PluginSet{pluginsdk.ProtocolVersion: {pluginsdk.PluginName: &hostSide{}}},
 		Cmd:              cmd,
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		SkipHostEnv:      true,
 		StartTimeout:     cfg.StartTimeout,
 		Logger:           cfg.Logger.Named(cfg.Name),
@@ -130,7 +142,7 @@ func Launch(ctx context.Context, cfg Config) (*Plugin, error) {
 	// The plugin's own stderr carries its hclog lines; what its tools print
 	// after Serve comes over go-plugin's stdio stream. Keep the last lines of
 	// both, to quote them when the plugin fails.
-	st := NewTail(20)
+	st := proc.NewTail(20)
 	clientCfg.Stderr, clientCfg.SyncStderr, clientCfg.SyncStdout = st, st, st
 
 	var tlsFD *os.File
@@ -149,8 +161,8 @@ func Launch(ctx context.Context, cfg Config) (*Plugin, error) {
 		clientCfg.TLSConfig = tlsCfg
 	}
 
-	client := plugin.NewClient(clientCfg)
-	p := &Plugin{Name: cfg.Name, Path: cfg.Path, client: client, cmd: cmd, stderr: st}
+	client := goplugin.NewClient(clientCfg)
+	p := &Process{Name: cfg.Name, Path: cfg.Path, client: client, cmd: cmd, stderr: st}
 	rpc, err := client.Client()
 	if tlsFD != nil {
 		_ = tlsFD.Close()
@@ -162,7 +174,7 @@ func Launch(ctx context.Context, cfg Config) (*Plugin, error) {
 		exited := client.Exited()
 		p.once.Do(func() {
 			if cmd.Process != nil {
-				KillGroup(cmd.Process.Pid)
+				proc.KillGroup(cmd.Process.Pid)
 			}
 		})
 		return nil, fail(err, "%s", startFailure(cfg, err, st, exited))
@@ -176,25 +188,26 @@ func Launch(ctx context.Context, cfg Config) (*Plugin, error) {
 		p.Kill()
 		return nil, fail(err, "dispense: %v", err)
 	}
-	remote, ok := raw.(*pluginsdk.Remote)
+	d, ok := raw.(*dispensed)
 	if !ok {
 		p.Kill()
 		return nil, fail(nil, "dispensed %T, not a kosong plugin", raw)
 	}
-	p.Remote = remote
+	remote := d.remote
+	p.Remote, p.conn, p.done = remote, d.conn, d.done
 	dctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
 	desc, err := remote.Plugin.Describe(dctx, &pluginv1.DescribeRequest{})
 	if err != nil {
 		p.Kill()
-		return nil, fail(err, "describe: %v%s", err, st.suffix())
+		return nil, fail(err, "describe: %v%s", err, st.Suffix())
 	}
 	p.Tools = desc.GetTools()
 	return p, nil
 }
 
 // startFailure explains a failed handshake in one line.
-func startFailure(cfg Config, err error, st *Tail, exited bool) string {
+func startFailure(cfg Config, err error, st *proc.Tail, exited bool) string {
 	msg := strings.TrimSpace(err.Error())
 	lower := strings.ToLower(msg)
 	switch {
@@ -204,14 +217,14 @@ func startFailure(cfg Config, err error, st *Tail, exited bool) string {
 		return fmt.Sprintf("%s did not complete the plugin handshake within %s", cfg.Path, cfg.StartTimeout)
 	case strings.Contains(lower, "exited before we could connect"),
 		strings.Contains(lower, "failed to read any lines from plugin's stdout"):
-		return fmt.Sprintf("%s is not a kosong plugin: it exited before the plugin handshake%s", cfg.Path, st.suffix())
+		return fmt.Sprintf("%s is not a kosong plugin: it exited before the plugin handshake%s", cfg.Path, st.Suffix())
 	case strings.Contains(lower, "unrecognized remote plugin message"):
 		first, _, _ := strings.Cut(strings.TrimPrefix(msg, "Unrecognized remote plugin message: "), "\n")
 		return fmt.Sprintf("%s is not a kosong plugin: it printed %q instead of the plugin handshake", cfg.Path, first)
 	case exited:
-		return fmt.Sprintf("%s exited during the plugin handshake: %s%s", cfg.Path, firstLine(msg), st.suffix())
+		return fmt.Sprintf("%s exited during the plugin handshake: %s%s", cfg.Path, firstLine(msg), st.Suffix())
 	}
-	return fmt.Sprintf("start %s: %s%s", cfg.Path, firstLine(msg), st.suffix())
+	return fmt.Sprintf("start %s: %s%s", cfg.Path, firstLine(msg), st.Suffix())
 }
 
 func firstLine(s string) string {
@@ -260,21 +273,6 @@ func FileSHA256(path string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func pluginEnv(getenv func(string) string, extra []string) []string {
-	var env []string
-	seen := map[string]bool{}
-	for _, name := range append(append([]string(nil), BaseEnv...), extra...) {
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		if v := getenv(name); v != "" {
-			env = append(env, name+"="+v)
-		}
-	}
-	return env
-}
-
 // bundlePipe writes the bundle into a pipe and returns its read end, to be
 // inherited by the plugin as a file descriptor.
 func bundlePipe(b pluginsdk.TLSBundle) (*os.File, error) {
@@ -298,16 +296,53 @@ func bundlePipe(b pluginsdk.TLSBundle) (*os.File, error) {
 	return r, nil
 }
 
+// hostSide is the host's side of the go-plugin plugin type: it dispenses
+// the SDK's Remote with what supervision needs besides, the connection (for
+// liveness checks) and the context go-plugin ends when the process exits.
+type hostSide struct{ pluginsdk.GRPCPlugin }
+
+type dispensed struct {
+	remote *pluginsdk.Remote
+	conn   *grpc.ClientConn
+	done   <-chan struct{}
+}
+
+func (h *hostSide) GRPCClient(ctx context.Context, broker *goplugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
+	raw, err := h.GRPCPlugin.GRPCClient(ctx, broker, conn)
+	if err != nil {
+		return nil, err
+	}
+	remote, ok := raw.(*pluginsdk.Remote)
+	if !ok {
+		return nil, fmt.Errorf("dispensed %T, not a kosong plugin", raw)
+	}
+	return &dispensed{remote: remote, conn: conn, done: ctx.Done()}, nil
+}
+
+// Done is closed once the plugin process has exited (and its stderr has
+// been read).
+func (p *Process) Done() <-chan struct{} { return p.done }
+
 // Exited reports whether the plugin process has exited.
-func (p *Plugin) Exited() bool { return p.client.Exited() }
+func (p *Process) Exited() bool { return p.client.Exited() }
+
+// Pid is the plugin's process id (and that of its process group).
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Ping asks go-plugin's health service of the plugin whether it serves:
+// an answer within ctx says the process is alive and answering.
+func (p *Process) Ping(ctx context.Context) error {
+	_, err := grpc_health_v1.NewHealthClient(p.conn).Check(ctx, &grpc_health_v1.HealthCheckRequest{Service: goplugin.GRPCServiceName})
+	return err
+}
 
 // StderrTail returns the last lines the plugin wrote to stderr.
-func (p *Plugin) StderrTail() string { return p.stderr.String() }
+func (p *Process) StderrTail() string { return p.stderr.String() }
 
 // LastWords sums up in one line why the plugin stopped, from its last
 // stderr lines: a Go panic or fatal error line if there is one, else the
 // last lines. It is "" when the plugin printed nothing.
-func (p *Plugin) LastWords() string {
+func (p *Process) LastWords() string {
 	lines := strings.Split(strings.TrimSpace(p.stderr.String()), "\n")
 	for _, l := range lines {
 		if strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ") {
@@ -320,13 +355,44 @@ func (p *Plugin) LastWords() string {
 	return strings.TrimSpace(strings.Join(lines, " | "))
 }
 
-// Kill stops the plugin (gracefully first, as go-plugin does) and then every
-// process left in its process group. It is safe to call more than once.
-func (p *Plugin) Kill() {
-	p.once.Do(func() {
-		p.client.Kill()
-		if p.cmd.Process != nil {
-			KillGroup(p.cmd.Process.Pid)
-		}
-	})
+// Reason says why the plugin stopped: "it stopped", with its last words.
+func (p *Process) Reason() string {
+	if words := p.LastWords(); words != "" {
+		return "it stopped: " + words
+	}
+	return "it stopped"
+}
+
+// Kill kills the plugin's process group at once, whatever the plugin is
+// doing, then lets go-plugin clean up. It is safe to call more than once.
+func (p *Process) Kill() {
+	p.killGroup()
+	p.stop()
+}
+
+// Close stops the plugin gracefully, as go-plugin does, and after at most
+// closeWait kills every process left in its process group. It is safe to
+// call more than once.
+func (p *Process) Close() {
+	stopped := make(chan struct{})
+	go func() { p.stop(); close(stopped) }()
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
+	select {
+	case <-stopped:
+	case <-t.C:
+	}
+	// go-plugin's graceful stop waits for an exit a stopped process never
+	// makes; the group's death ends the wait.
+	p.killGroup()
+	<-stopped
+}
+
+func (p *Process) stop() { p.once.Do(p.client.Kill) }
+
+func (p *Process) killGroup() {
+	if p.cmd.Process != nil {
+		proc.KillGroup(p.cmd.Process.Pid)
+		_ = p.cmd.Process.Kill() // where there are no process groups
+	}
 }

@@ -1,7 +1,8 @@
-package agent
+package plugin
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,36 +11,45 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/kosong-host/kosong-host/host/launcher"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 	"github.com/kosong-host/kosong-host/providers"
 )
 
-// pluginTool is a tool served by a supervised plugin binary.
-type pluginTool struct {
+// tool is a tool served by a supervised plugin binary.
+type tool struct {
 	spec   toolset.Spec
 	plugin *Plugin
 }
 
-func (t *pluginTool) Spec() toolset.Spec { return t.spec }
+func (t *tool) Spec() toolset.Spec { return t.spec }
 
-func (t *pluginTool) Call(ctx context.Context, id string, args json.RawMessage) toolset.Result {
-	cur, err := t.plugin.get(ctx)
+// Call runs the call on the plugin's process (restarted first if it
+// stopped). Should the call's context end first, the supervisor makes sure
+// the process still answers within the grace period.
+func (t *tool) Call(ctx context.Context, id string, args json.RawMessage) toolset.Result {
+	sup := t.plugin.sup
+	cur, err := sup.Get(ctx)
 	if err != nil {
 		return toolset.RuntimeError(err)
 	}
+	release := sup.Guard(ctx, cur)
 	resp, err := cur.Remote.Plugin.Call(ctx, &pluginv1.CallRequest{ToolCallId: id, ToolName: t.spec.Name, Arguments: string(args)})
+	release()
 	if err != nil {
 		if ctx.Err() == nil && (status.Code(err) == codes.Unavailable || cur.Exited()) {
-			t.plugin.markBroken(cur)
+			sup.Broken(cur)
 		}
 		return toolset.RuntimeError(callError(ctx, cur, err))
 	}
 	return fromProto(resp)
 }
 
-func callError(ctx context.Context, p *launcher.Plugin, err error) error {
+// exitWait bounds the wait for go-plugin to see a plugin's exit, after which
+// its stderr has been read to the end.
+const exitWait = 2 * time.Second
+
+func callError(ctx context.Context, p *Process, err error) error {
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("the call was cancelled: %w", context.Cause(ctx))
@@ -48,9 +58,12 @@ func callError(ctx context.Context, p *launcher.Plugin, err error) error {
 	case p.Exited() || status.Code(err) == codes.Unavailable:
 		// Once go-plugin reports the exit, the plugin's stderr has been read
 		// to the end: wait a little for it, to quote the last lines.
-		for deadline := time.Now().Add(2 * time.Second); !p.Exited() && time.Now().Before(deadline); {
-			time.Sleep(10 * time.Millisecond)
+		t := time.NewTimer(exitWait)
+		select {
+		case <-p.Done():
+		case <-t.C:
 		}
+		t.Stop()
 		msg := fmt.Sprintf("plugin %s stopped during the call", p.Name)
 		if words := p.LastWords(); words != "" {
 			msg += ": " + words
@@ -105,4 +118,8 @@ func fromDisplay(blocks []*pluginv1.DisplayBlock) []toolset.Display {
 		out = append(out, toolset.Display{Kind: b.GetKind(), Data: data})
 	}
 	return out
+}
+
+func dataURL(mime string, data []byte) string {
+	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data)
 }

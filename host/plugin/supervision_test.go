@@ -1,4 +1,4 @@
-package agent_test
+package plugin_test
 
 import (
 	"context"
@@ -9,81 +9,94 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/providers"
 )
 
 func TestCrashRestartAndDown(t *testing.T) {
 	cc := build(t, "host/testdata/plugins/capcheck")
 	echo := build(t, "plugins/echo/cmd/kosong-plugin-echo")
-	a := load(t, writeAgent(t, fmt.Sprintf("%q", echo), fmt.Sprintf("{plugin: %q, tools: [Crash, Sleep]}", cc)), options(t, approval.Yolo{}))
+	ts, _ := load(t, spec(echo), spec(cc, "Crash", "Sleep"))
 
-	r := call(t, a, "Crash", `{}`)
-	if !r.Runtime || !strings.Contains(r.Message, "plugin capcheck stopped during the call") || !strings.Contains(r.Message, "stopped during the call: panic: the disk is on fire") {
+	r := call(t, ts, "Crash", `{}`)
+	if !r.Runtime || !strings.Contains(r.Message, "plugin capcheck stopped during the call: panic: the disk is on fire") {
 		t.Fatalf("crash result: %+v", r)
 	}
-	if r := call(t, a, "Echo", `{"text":"unaffected"}`); r.OutputText() != "unaffected" {
+	if r := call(t, ts, "Echo", `{"text":"unaffected"}`); r.OutputText() != "unaffected" {
 		t.Fatalf("other plugin: %+v", r)
 	}
-	if r := call(t, a, "Sleep", `{"ms":1}`); r.IsError() {
+	if r := call(t, ts, "Sleep", `{"ms":1}`); r.IsError() {
 		t.Fatalf("after one crash the plugin is restarted: %+v", r)
 	}
 	// Two more restarts are allowed in the window; each is crashed again.
 	for i := range 3 {
-		if r := call(t, a, "Crash", `{}`); !strings.Contains(r.Message, "stopped during the call") {
+		if r := call(t, ts, "Crash", `{}`); !strings.Contains(r.Message, "stopped during the call") {
 			t.Fatalf("crash %d: %+v", i+2, r)
 		}
 	}
-	r = call(t, a, "Sleep", `{"ms":1}`)
+	r = call(t, ts, "Sleep", `{"ms":1}`)
 	if !strings.Contains(r.Message, "plugin capcheck is down: it stopped: panic: the disk is on fire") || !strings.Contains(r.Message, "restarted 3 times in 1m0s") {
 		t.Fatalf("after 3 restarts: %+v", r)
 	}
-	if r := call(t, a, "Echo", `{"text":"still fine"}`); r.OutputText() != "still fine" {
+	if r := call(t, ts, "Echo", `{"text":"still fine"}`); r.OutputText() != "still fine" {
 		t.Fatalf("other plugin after the first went down: %+v", r)
 	}
 }
 
+// TestHungToolTimesOutAndPluginRestarts: a tool that ignores its cancelled
+// context in a plugin that still answers: past the grace period the SDK
+// takes the plugin down, and the next call gets a new process.
 func TestHungToolTimesOutAndPluginRestarts(t *testing.T) {
 	cc := build(t, "host/testdata/plugins/capcheck")
-	opts := options(t, approval.Yolo{})
-	opts.CancelGrace = 300 * time.Millisecond
-	a := load(t, writeAgent(t, fmt.Sprintf("{plugin: %q, tools: [Stuck, Sleep], timeout: 1s}", cc)), opts)
-	first := a.Plugins[0].Current()
+	sp := spec(cc, "Stuck", "Sleep")
+	sp.CancelGrace, sp.Timeout = 300*time.Millisecond, time.Second
+	ts, l := load(t, sp)
+	first := l.Plugins[0].Current()
 
-	r := call(t, a, "Stuck", `{}`)
-	if r.Message != "Tool Stuck timed out after 1s" {
+	if r := call(t, ts, "Stuck", `{}`); r.Message != "Tool Stuck timed out after 1s" {
 		t.Fatalf("stuck: %+v", r)
 	}
-	// The tool ignores its cancelled context: past the grace period the
-	// plugin exits, and the next call gets a new process.
-	deadline := time.Now().Add(30 * time.Second)
-	for !first.Exited() {
-		if time.Now().After(deadline) {
-			t.Fatal("the plugin of a stuck tool was not stopped")
-		}
-		time.Sleep(20 * time.Millisecond)
+	select {
+	case <-first.Done():
+	case <-time.After(bound):
+		t.Fatal("the plugin of a stuck tool was not stopped")
 	}
-	if r := call(t, a, "Sleep", `{"ms":1}`); r.IsError() {
+	if r := call(t, ts, "Sleep", `{"ms":1}`); r.IsError() {
 		t.Fatalf("after restart: %+v", r)
 	}
-	if a.Plugins[0].Current() == first {
+	if l.Plugins[0].Current() == first {
 		t.Fatal("the plugin was not restarted")
+	}
+}
+
+func TestCancelReachesThePlugin(t *testing.T) {
+	cc := build(t, "host/testdata/plugins/capcheck")
+	ts, l := load(t, spec(cc, "Sleep"))
+	first := l.Plugins[0].Current()
+	ctx, cancel := context.WithCancel(context.Background())
+	p := ts.Handle(ctx, providers.ToolCall{ID: "c1", Name: "Sleep", Arguments: `{"ms": 600000}`})
+	cancel()
+	if r := result(t, p, "the cancelled call"); !r.IsError() {
+		t.Fatalf("cancelled call = %+v", r)
+	}
+	// The plugin answered after the cancellation: it is kept.
+	if r := call(t, ts, "Sleep", `{"ms":1}`); r.IsError() || l.Plugins[0].Current() != first {
+		t.Fatalf("after the cancellation: %+v", r)
 	}
 }
 
 func TestFloodIsBounded(t *testing.T) {
 	cc := build(t, "host/testdata/plugins/capcheck")
-	a := load(t, writeAgent(t, fmt.Sprintf("{plugin: %q, tools: [Flood, FloodImage, Logs]}", cc)), options(t, approval.Yolo{}))
+	ts, _ := load(t, spec(cc, "Flood", "FloodImage", "Logs"))
 
-	r := call(t, a, "Flood", `{"mb":100}`)
+	r := call(t, ts, "Flood", `{"mb":100}`)
 	if r.IsError() || len(r.OutputText()) > 60_000 || !strings.Contains(r.Message, "truncated") {
 		t.Fatalf("100 MB output: kind %v, %d chars, message %q", r.Kind, len(r.OutputText()), r.Message)
 	}
-	r = call(t, a, "FloodImage", `{"mb":20}`)
+	r = call(t, ts, "FloodImage", `{"mb":20}`)
 	if !r.IsError() || !strings.Contains(r.Message, "exceeds the size limit") {
 		t.Fatalf("20 MB image: %+v", r.Message)
 	}
-	if r := call(t, a, "Logs", `{"lines":200000}`); r.OutputText() != "logged" {
+	if r := call(t, ts, "Logs", `{"lines":200000}`); r.OutputText() != "logged" {
 		t.Fatalf("logs: %+v", r)
 	}
 	runtime.GC()
@@ -98,7 +111,7 @@ func TestFloodIsBounded(t *testing.T) {
 func TestThousandConcurrentCalls(t *testing.T) {
 	echo := build(t, "plugins/echo/cmd/kosong-plugin-echo")
 	cc := build(t, "host/testdata/plugins/capcheck")
-	a := load(t, writeAgent(t, fmt.Sprintf("%q", echo), fmt.Sprintf("%q", cc+":Whoami"), fmt.Sprintf("%q", cc+":Sleep")), options(t, approval.Yolo{}))
+	ts, _ := load(t, spec(echo), spec(cc, "Whoami", "Sleep"))
 
 	const n = 1000
 	var wg sync.WaitGroup
@@ -117,7 +130,7 @@ func TestThousandConcurrentCalls(t *testing.T) {
 			default:
 				c = providers.ToolCall{ID: id, Name: "Sleep", Arguments: `{"ms":5}`}
 			}
-			r := a.Toolset.Handle(context.Background(), c).Result()
+			r := ts.Handle(context.Background(), c).Result()
 			switch {
 			case r.ToolCallID != id || r.IsError():
 				errs <- fmt.Sprintf("%s: id %s, %s", id, r.ToolCallID, r.Message)

@@ -1,23 +1,13 @@
-package launcher
+package plugin
 
 import (
 	"crypto/tls"
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
-
-func TestPluginEnvIsAnAllowList(t *testing.T) {
-	host := map[string]string{"PATH": "/bin", "HOME": "/root", "OPENAI_API_KEY": "sk-secret", "KIMI_API_KEY": "sk-kimi", "SEARCH_KEY": "s"}
-	got := pluginEnv(func(k string) string { return host[k] }, []string{"SEARCH_KEY", "PATH"})
-	want := []string{"PATH=/bin", "HOME=/root", "SEARCH_KEY=s"}
-	if !slices.Equal(got, want) {
-		t.Fatalf("env = %v, want %v", got, want)
-	}
-}
 
 func TestCheckBinary(t *testing.T) {
 	dir := t.TempDir()
@@ -94,17 +84,5 @@ func TestMutualTLS(t *testing.T) {
 	noCert := &tls.Config{RootCAs: pluginCfg.ClientCAs, ServerName: "localhost", MinVersion: tls.VersionTLS13}
 	if err := handshake(noCert, pluginCfg); err == nil {
 		t.Fatal("a client without a certificate was accepted")
-	}
-}
-
-func TestTail(t *testing.T) {
-	tl := NewTail(2)
-	tl.Write([]byte("one\ntwo\nthr"))
-	tl.Write([]byte("ee\nfour"))
-	if got := tl.String(); got != "two\nthree\nfour" {
-		t.Fatalf("tail = %q", got)
-	}
-	if got := tl.suffix(); got != " (stderr: four)" {
-		t.Fatalf("suffix = %q", got)
 	}
 }

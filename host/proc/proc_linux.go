@@ -1,6 +1,6 @@
 //go:build linux
 
-package launcher
+package proc
 
 import "syscall"
 

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package launcher
+package proc
 
 import "syscall"
 

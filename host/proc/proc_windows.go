@@ -1,6 +1,6 @@
 //go:build windows
 
-package launcher
+package proc
 
 import "os/exec"
 

@@ -1,4 +1,4 @@
-package launcher
+package proc
 
 import (
 	"bytes"
@@ -72,8 +72,9 @@ func (t *Tail) String() string {
 	return strings.Join(lines, "\n")
 }
 
-// suffix is the last stderr line, for one-line error messages.
-func (t *Tail) suffix() string {
+// Suffix is the last line kept, as " (stderr: LINE)", for one-line error
+// messages; "" when nothing was written.
+func (t *Tail) Suffix() string {
 	s := strings.TrimSpace(t.String())
 	if s == "" {
 		return ""

@@ -1,0 +1,249 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"regexp"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kosong-host/kosong-host/host/proc"
+)
+
+// conn is one connection to the server (one process, for stdio): a
+// supervise.Process.
+type conn struct {
+	cs     *mcp.ClientSession
+	pid    int
+	stderr *proc.Tail
+	done   chan struct{}
+	once   sync.Once
+	reason string // set before done is closed
+}
+
+func (c *conn) alive() bool {
+	select {
+	case <-c.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// end records why the connection ended, once.
+func (c *conn) end(reason string) {
+	c.once.Do(func() { c.reason = reason; close(c.done) })
+}
+
+// Done is closed when the connection has ended.
+func (c *conn) Done() <-chan struct{} { return c.done }
+
+// Reason says why the connection ended.
+func (c *conn) Reason() string {
+	if c.alive() {
+		return "the connection is open"
+	}
+	return c.reason
+}
+
+// Ping sends an MCP ping.
+func (c *conn) Ping(ctx context.Context) error { return c.cs.Ping(ctx, nil) }
+
+// Kill kills a stdio server's process group at once, whatever the server is
+// doing, and ends the session.
+func (c *conn) Kill() {
+	c.end("the host killed the server")
+	proc.KillGroup(c.pid)
+	c.closeSession()
+}
+
+// Close ends the session (a stdio server's stdin is closed, and it is
+// given closeGrace to exit) and then kills the process group.
+func (c *conn) Close() {
+	c.end("closed")
+	c.closeSession()
+	proc.KillGroup(c.pid)
+}
+
+// closeSession closes the session, waiting at most closeGrace.
+func (c *conn) closeSession() {
+	closed := make(chan struct{})
+	go func() { _ = c.cs.Close(); close(closed) }()
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-closed:
+	case <-t.C:
+	}
+}
+
+// connect starts a new connection: for stdio, a new process.
+func (s *Server) connect(ctx context.Context) (*conn, error) {
+	c := &conn{done: make(chan struct{})}
+	var transport mcp.Transport
+	var cmd *exec.Cmd
+	if s.cfg.Stdio() {
+		cmd = exec.Command(s.cfg.Command, s.cfg.Args...)
+		cmd.Env = s.env()
+		cmd.Dir = s.cfg.Cwd
+		if cmd.Dir == "" {
+			cmd.Dir = s.opts.WorkDir
+		}
+		c.stderr = proc.NewTail(20)
+		cmd.Stderr = c.stderr
+		// A process the server started may keep stderr open: do not wait
+		// for it forever.
+		cmd.WaitDelay = closeGrace
+		proc.Isolate(cmd)
+		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
+	} else {
+		headers := http.Header{}
+		for k, v := range s.cfg.Headers {
+			headers.Set(k, expand(v, s.opts.Getenv))
+		}
+		client := &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: headers}}
+		if s.cfg.SSE {
+			transport = &sseTransport{mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}}
+		} else {
+			transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, DisableStandaloneSSE: true}
+		}
+	}
+	cs, err := s.client.Connect(ctx, transport, nil)
+	if cmd != nil && cmd.Process != nil {
+		c.pid = cmd.Process.Pid
+	}
+	if err != nil {
+		proc.KillGroup(c.pid)
+		return nil, s.startError(ctx, err, c)
+	}
+	c.cs = cs
+	go func() {
+		err := cs.Wait()
+		reason := "the connection was closed"
+		if s.cfg.Stdio() {
+			reason = "the server exited"
+			if err != nil {
+				reason += " (" + err.Error() + ")"
+			}
+		} else if err != nil {
+			reason += ": " + err.Error()
+		}
+		c.end(reason + c.stderrSuffix())
+	}()
+	return c, nil
+}
+
+func (s *Server) startError(ctx context.Context, err error, c *conn) error {
+	var ee *exec.Error
+	switch {
+	case errors.As(err, &ee):
+		return fmt.Errorf("start %s: %v", s.cfg.Command, ee.Err)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("no answer to the MCP handshake within %s%s", s.opts.StartTimeout, c.stderrSuffix())
+	case ctx.Err() != nil:
+		return fmt.Errorf("start cancelled: %w", context.Cause(ctx))
+	case s.cfg.Stdio():
+		return fmt.Errorf("%s failed the MCP handshake: %v%s", s.cfg.Command, err, c.stderrSuffix())
+	}
+	return fmt.Errorf("connect to %s: %v", s.cfg.URL, err)
+}
+
+func (c *conn) stderrSuffix() string {
+	if c.stderr == nil {
+		return ""
+	}
+	if t := c.stderr.Last(3); t != "" {
+		return "; its last stderr lines: " + t
+	}
+	return ""
+}
+
+// env is a stdio server's environment: proc.BaseEnv from the host, then
+// the server's env with ${NAME} expanded.
+func (s *Server) env() []string {
+	var env []string
+	for _, name := range proc.BaseEnv {
+		if _, ok := s.cfg.Env[name]; ok {
+			continue
+		}
+		if v := s.opts.Getenv(name); v != "" {
+			env = append(env, name+"="+v)
+		}
+	}
+	names := make([]string, 0, len(s.cfg.Env))
+	for name := range s.cfg.Env {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		env = append(env, name+"="+expand(s.cfg.Env[name], s.opts.Getenv))
+	}
+	return env
+}
+
+var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expand replaces ${NAME} with the host's variable NAME ("" if unset).
+func expand(v string, getenv func(string) string) string {
+	return varRE.ReplaceAllStringFunc(v, func(m string) string { return getenv(m[2 : len(m)-1]) })
+}
+
+type headerTransport struct {
+	base    http.RoundTripper
+	headers http.Header
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header[k] = v
+	}
+	return t.base.RoundTrip(r)
+}
+
+// sseTransport is the SDK's HTTP+SSE transport with an event stream that
+// outlives the start: the SDK ties the stream's GET request to Connect's
+// context, which here is bounded by the start timeout.
+type sseTransport struct{ mcp.SSEClientTransport }
+
+func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	type result struct {
+		conn mcp.Connection
+		err  error
+	}
+	streamCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan result, 1)
+	go func() {
+		c, err := t.SSEClientTransport.Connect(streamCtx)
+		done <- result{c, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			cancel()
+			return nil, r.err
+		}
+		return sseConn{r.conn, cancel}, nil
+	case <-ctx.Done():
+		cancel()
+		return nil, ctx.Err()
+	}
+}
+
+// sseConn ends its event stream's request when closed.
+type sseConn struct {
+	mcp.Connection
+	cancel context.CancelFunc
+}
+
+func (c sseConn) Close() error {
+	err := c.Connection.Close()
+	c.cancel()
+	return err
+}

@@ -1,0 +1,374 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/capability"
+	"github.com/kosong-host/kosong-host/host/supervise"
+	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
+)
+
+// Call timeouts: a tool's own default applies unless the agent overrides
+// it; either is capped by MaxCallTimeout.
+const (
+	DefaultCallTimeout = 10 * time.Minute
+	MaxCallTimeout     = time.Hour
+)
+
+// loadTimeout bounds a plugin's Load (its tools' constructors).
+const loadTimeout = 30 * time.Second
+
+// Spec says which plugin binary to load and which of its tools.
+type Spec struct {
+	Config
+	// Tools are the tools to load, in order; nil means every tool the
+	// binary offers but those in Exclude.
+	Tools   []string
+	Exclude []string
+	// ConfigFor returns a tool's configuration block (JSON), nil for none;
+	// nil means no tool has one.
+	ConfigFor func(tool string) json.RawMessage
+	// Timeout overrides the default call timeout of every tool; 0 keeps it.
+	Timeout time.Duration
+	// Source names where the tools come from in listings; "" means
+	// "plugin NAME (PATH)".
+	Source string
+}
+
+func (sp Spec) source(path string) string {
+	if sp.Source != "" {
+		return sp.Source
+	}
+	return fmt.Sprintf("plugin %s (%s)", sp.Name, path)
+}
+
+// Options are shared by the plugins of an agent.
+type Options struct {
+	SessionID string
+	WorkDir   string
+	// StateDir is the session's state dir; each plugin gets
+	// StateDir/plugins/NAME ("" = none).
+	StateDir string
+	Decider  approval.Decider
+	// Env is what the Environment capability reports (see Environment).
+	Env capability.Environment
+	// Calls says which tool calls are in progress (the agent's toolset):
+	// approvals are answered for those only.
+	Calls capability.CallTracker
+	// RestartBackoff defaults to supervise.DefaultBackoff.
+	RestartBackoff time.Duration
+}
+
+// Status is the load outcome of one tool of a plugin.
+type Status struct {
+	Name         string
+	Plugin       string
+	Path         string
+	Status       string // "loaded" or "skipped"
+	Reason       string
+	Capabilities []string
+	// Source is the Spec's source text.
+	Source string
+	// Tool is the tool to add to the toolset; nil when skipped.
+	Tool toolset.Tool
+}
+
+// Loaded are the plugins of an agent that started and loaded, the status of
+// their tools (in spec order) and every failure, one line each.
+type Loaded struct {
+	Plugins  []*Plugin
+	Status   []Status
+	Failures []string
+}
+
+// Close stops every plugin, in parallel.
+func (l *Loaded) Close() {
+	var wg sync.WaitGroup
+	for _, p := range l.Plugins {
+		wg.Add(1)
+		go func() { defer wg.Done(); p.Close() }()
+	}
+	wg.Wait()
+}
+
+// Load launches the plugins in parallel, then has each construct its tools
+// (in parallel too: constructors may call back into the host), and returns
+// the outcome in spec order, so names and errors do not depend on timing.
+// A plugin that fails to launch or load is a failure; the others load.
+func Load(ctx context.Context, specs []Spec, opts Options) *Loaded {
+	procs := make([]*Process, len(specs))
+	errs := make([]error, len(specs))
+	var wg sync.WaitGroup
+	for i, sp := range specs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			procs[i], errs[i] = Launch(ctx, sp.launchConfig())
+		}()
+	}
+	wg.Wait()
+	l := &Loaded{}
+	var started []int
+	for i := range specs {
+		if errs[i] != nil {
+			l.Failures = append(l.Failures, errs[i].Error())
+			continue
+		}
+		started = append(started, i)
+	}
+	loads := make([]pluginLoad, len(started))
+	for j, i := range started {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			loads[j] = load(ctx, specs[i], procs[i], opts)
+		}()
+	}
+	wg.Wait()
+	for _, r := range loads {
+		l.Failures = append(l.Failures, r.failures...)
+		l.Status = append(l.Status, r.status...)
+		if r.plugin != nil {
+			l.Plugins = append(l.Plugins, r.plugin)
+		}
+	}
+	return l
+}
+
+// launchConfig is the Config of every launch of the plugin: the host
+// enforces the grace period, and the SDK in the plugin is told the same one.
+func (sp Spec) launchConfig() Config {
+	cfg := sp.Config
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.CancelGrace <= 0 {
+		cfg.CancelGrace = supervise.DefaultGrace
+	}
+	return cfg
+}
+
+type pluginLoad struct {
+	plugin   *Plugin // nil if no tool loaded
+	status   []Status
+	failures []string
+}
+
+// load asks the started process to construct the tools sp wants and puts
+// it under supervision. A process with nothing to load is closed.
+func load(ctx context.Context, sp Spec, first *Process, opts Options) (out pluginLoad) {
+	described := map[string]*pluginv1.ToolSpec{}
+	var all []string
+	for _, t := range first.Tools {
+		described[t.GetName()] = t
+		all = append(all, t.GetName())
+	}
+	want := sp.Tools
+	if want == nil {
+		for _, name := range all {
+			if !slices.Contains(sp.Exclude, name) {
+				want = append(want, name)
+			}
+		}
+	}
+	var toLoad []string
+	for _, name := range want {
+		if _, ok := described[name]; !ok {
+			out.failures = append(out.failures, fmt.Sprintf("%s:%s (plugin %s has no tool %s; it offers %s)", sp.Name, name, sp.Name, name, strings.Join(all, ", ")))
+			continue
+		}
+		toLoad = append(toLoad, name)
+	}
+	p := &Plugin{name: sp.Name, cfg: sp.launchConfig()}
+	p.sup = supervise.New(supervise.Config[*Process]{
+		Name: "plugin " + sp.Name, Start: p.start, Backoff: opts.RestartBackoff,
+		Grace: p.cfg.CancelGrace, Logger: p.cfg.Logger,
+	}, first)
+	keep := false
+	defer func() {
+		if !keep {
+			p.Close()
+		}
+	}()
+	if len(toLoad) == 0 {
+		return out
+	}
+
+	configs := map[string]json.RawMessage{}
+	wireConfigs := map[string]string{}
+	for _, name := range toLoad {
+		if sp.ConfigFor == nil {
+			break
+		}
+		if c := sp.ConfigFor(name); c != nil {
+			configs[name] = c
+			wireConfigs[name] = string(c)
+		}
+	}
+	var stateDir string
+	if opts.StateDir != "" {
+		stateDir = filepath.Join(opts.StateDir, "plugins", sp.Name)
+		if err := os.MkdirAll(stateDir, 0o700); err != nil {
+			out.failures = append(out.failures, fmt.Sprintf("%s (state dir: %v)", sp.Name, err))
+			return out
+		}
+	}
+	p.host = &capability.Host{
+		Plugin:  sp.Name,
+		Decider: opts.Decider,
+		Env:     opts.Env,
+		Session: capability.Session{ID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},
+		Configs: configs,
+		Calls:   opts.Calls,
+	}
+	p.req = &pluginv1.LoadRequest{
+		Session:     &pluginv1.SessionInfo{Id: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},
+		Tools:       toLoad,
+		ToolConfigs: wireConfigs,
+	}
+	for _, name := range toLoad {
+		if len(described[name].GetCapabilities()) > 0 {
+			p.needCaps = true
+		}
+	}
+	resp, err := p.load(ctx, first)
+	if err != nil {
+		out.failures = append(out.failures, fmt.Sprintf("%s (load: %v)", sp.Name, err))
+		return out
+	}
+	for _, tl := range resp.GetTools() {
+		d := described[tl.GetName()]
+		st := Status{Name: tl.GetName(), Plugin: sp.Name, Path: first.Path, Capabilities: d.GetCapabilities(), Reason: tl.GetReason(),
+			Source: sp.source(first.Path)}
+		switch tl.GetStatus() {
+		case pluginv1.ToolLoad_STATUS_LOADED:
+			st.Status = "loaded"
+			p.loaded = append(p.loaded, d.GetName())
+			st.Tool = &tool{plugin: p, spec: toolset.Spec{
+				Name: d.GetName(), Description: d.GetDescription(), Parameters: []byte(d.GetParametersSchema()),
+				Source: sp.source(first.Path), Capabilities: d.GetCapabilities(),
+				Timeout: callTimeout(time.Duration(d.GetDefaultTimeoutMs())*time.Millisecond, sp.Timeout),
+			}}
+		case pluginv1.ToolLoad_STATUS_SKIPPED:
+			st.Status = "skipped"
+			p.cfg.Logger.Info(fmt.Sprintf("Skipping tool %s: %s", tl.GetName(), tl.GetReason()))
+		default:
+			out.failures = append(out.failures, fmt.Sprintf("%s:%s (%s)", sp.Name, tl.GetName(), tl.GetReason()))
+			continue
+		}
+		out.status = append(out.status, st)
+	}
+	// A plugin whose every tool was skipped stays, as before: a skip is
+	// not a failure, and its status rows name its process.
+	keep = true
+	out.plugin = p
+	return out
+}
+
+func callTimeout(toolDefault, override time.Duration) time.Duration {
+	d := DefaultCallTimeout
+	if toolDefault > 0 {
+		d = toolDefault
+	}
+	if override > 0 {
+		d = override
+	}
+	return min(d, MaxCallTimeout)
+}
+
+// Plugin is a plugin binary under supervision, its tools loaded: a process
+// that stops is restarted for the next call and loads the same tools again
+// (see host/supervise for the policy).
+type Plugin struct {
+	name string
+	cfg  Config
+	sup  *supervise.Supervisor[*Process]
+	host *capability.Host
+	// req is the Load request, sent again after each restart with the new
+	// broker id.
+	req      *pluginv1.LoadRequest
+	needCaps bool
+	// loaded are the tools that loaded at first; a restart must load them again.
+	loaded []string
+}
+
+// Name is the plugin's name.
+func (p *Plugin) Name() string { return p.name }
+
+// Current is the running process, or nil.
+func (p *Plugin) Current() *Process {
+	cur, _ := p.sup.Current()
+	return cur
+}
+
+// Close stops the plugin for good.
+func (p *Plugin) Close() { p.sup.Close() }
+
+// load sends the Load request to a process, serving the host capabilities
+// on its broker first when its tools need some.
+func (p *Plugin) load(ctx context.Context, cur *Process) (*pluginv1.LoadResponse, error) {
+	req := &pluginv1.LoadRequest{Session: p.req.GetSession(), Tools: p.req.GetTools(), ToolConfigs: p.req.GetToolConfigs()}
+	// A brokered server nobody dials would wait for nothing: serve only to
+	// plugins whose tools ask for capabilities.
+	if p.needCaps {
+		req.CapabilityBrokerId, req.Capabilities = p.host.Serve(cur.Remote.Broker), capability.Offered
+	}
+	lctx, cancel := context.WithTimeout(ctx, loadTimeout)
+	defer cancel()
+	return cur.Remote.Plugin.Load(lctx, req)
+}
+
+// start launches a new process and loads the tools that loaded at first;
+// the supervisor calls it to restart the plugin.
+func (p *Plugin) start(ctx context.Context) (*Process, error) {
+	cur, err := Launch(ctx, p.cfg)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.load(ctx, cur)
+	if err != nil {
+		cur.Kill()
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	var missing []string
+	for _, name := range p.loaded {
+		if !slices.ContainsFunc(resp.GetTools(), func(tl *pluginv1.ToolLoad) bool {
+			return tl.GetName() == name && tl.GetStatus() == pluginv1.ToolLoad_STATUS_LOADED
+		}) {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		cur.Kill()
+		return nil, fmt.Errorf("tools %s did not load again", strings.Join(missing, ", "))
+	}
+	return cur, nil
+}
+
+// Environment describes this machine for the Environment capability.
+func Environment(workDir string, getenv func(string) string) capability.Environment {
+	shellPath := getenv("SHELL")
+	if shellPath == "" {
+		shellPath = "/bin/sh"
+		if _, err := os.Stat("/bin/bash"); err == nil {
+			shellPath = "/bin/bash"
+		}
+	}
+	if runtime.GOOS == "windows" {
+		shellPath = "powershell.exe"
+	}
+	return capability.Environment{OS: runtime.GOOS, ShellName: filepath.Base(shellPath), ShellPath: shellPath, WorkDir: workDir}
+}
