@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/big"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -217,6 +218,9 @@ func parameters(field, leaf string) string {
 	if len(names) == 1 {
 		return "parameter " + names[0]
 	}
+	// The library lists the names in map order; sorted, the message is the
+	// same for the same arguments.
+	slices.Sort(names)
 	return "parameters " + strings.Join(names, ", ")
 }
 
