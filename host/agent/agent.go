@@ -73,7 +73,8 @@ type Options struct {
 	// cancelled before the plugin exits to be restarted; 0 is the SDK's default.
 	CancelGrace time.Duration
 	// OnProgress receives the progress reports of tool calls that make
-	// them (MCP servers), from any goroutine.
+	// them (MCP servers, plugin tools with the Progress capability), from any
+	// goroutine.
 	OnProgress func(mcpclient.Progress)
 	// RestartBackoff is the delay before the second restart of a stopped
 	// plugin in a window, doubled for each further one (the first restart is
@@ -301,6 +302,7 @@ func (a *Agent) loadPlugin(ctx context.Context, p *Plugin, opts Options) (out pl
 		Configs: configs,
 		Calls:   a.Toolset,
 	}
+	p.host.Progress = &capability.ProgressSinks{}
 	p.req = &pluginv1.LoadRequest{
 		Session:     &pluginv1.SessionInfo{Id: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},
 		Tools:       toLoad,
@@ -324,7 +326,7 @@ func (a *Agent) loadPlugin(ctx context.Context, p *Plugin, opts Options) (out pl
 			st.Status = "loaded"
 			p.loaded = append(p.loaded, d.GetName())
 			timeout := callTimeout(time.Duration(d.GetDefaultTimeoutMs())*time.Millisecond, ref.Timeout)
-			out.status = append(out.status, toolLoad{ToolStatus: st, tool: &pluginTool{plugin: p, spec: toolset.Spec{
+			out.status = append(out.status, toolLoad{ToolStatus: st, tool: &pluginTool{plugin: p, onProgress: opts.OnProgress, spec: toolset.Spec{
 				Name: d.GetName(), Description: d.GetDescription(), Parameters: []byte(d.GetParametersSchema()),
 				Source: fmt.Sprintf("plugin %s (%s)", ref.Name, cur.Path), Capabilities: d.GetCapabilities(), Timeout: timeout,
 			}}})

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kosong-host/kosong-host/host/launcher"
+	"github.com/kosong-host/kosong-host/host/mcpclient"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 	"github.com/kosong-host/kosong-host/providers"
@@ -20,6 +21,8 @@ import (
 type pluginTool struct {
 	spec   toolset.Spec
 	plugin *Plugin
+	// onProgress receives the call's progress when ctx carries no callback.
+	onProgress func(mcpclient.Progress)
 }
 
 func (t *pluginTool) Spec() toolset.Spec { return t.spec }
@@ -29,6 +32,7 @@ func (t *pluginTool) Call(ctx context.Context, id string, args json.RawMessage) 
 	if err != nil {
 		return toolset.RuntimeError(err)
 	}
+	defer t.routeProgress(ctx, id)()
 	resp, err := cur.Remote.Plugin.Call(ctx, &pluginv1.CallRequest{ToolCallId: id, ToolName: t.spec.Name, Arguments: string(args)})
 	if err != nil {
 		if ctx.Err() == nil && (status.Code(err) == codes.Unavailable || cur.Exited()) {

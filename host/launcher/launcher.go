@@ -22,7 +22,7 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/kosong-host/kosong-host/pluginsdk"
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
 
@@ -61,7 +61,7 @@ type Plugin struct {
 	Name string
 	Path string
 	// Remote is the plugin's gRPC client and broker.
-	Remote *pluginsdk.Remote
+	Remote *pluginrpc.Remote
 	// Tools is what the binary's Describe answered.
 	Tools []*pluginv1.ToolSpec
 
@@ -104,23 +104,23 @@ func Launch(ctx context.Context, cfg Config) (*Plugin, error) {
 	cmd := exec.Command(cfg.Path)
 	cmd.Env = pluginEnv(cfg.Getenv, cfg.Env)
 	if lvl := cfg.Logger.GetLevel(); lvl != hclog.NoLevel && lvl != hclog.Off {
-		cmd.Env = append(cmd.Env, "KOSONG_PLUGIN_LOG_LEVEL="+lvl.String())
+		cmd.Env = append(cmd.Env, pluginrpc.LogLevelEnv+"="+lvl.String())
 	}
 	if cfg.CancelGrace > 0 {
-		cmd.Env = append(cmd.Env, pluginsdk.CancelGraceEnv+"="+cfg.CancelGrace.String())
+		cmd.Env = append(cmd.Env, pluginrpc.CancelGraceEnv+"="+cfg.CancelGrace.String())
 	}
 	Isolate(cmd)
 
 	clientCfg := &plugin.ClientConfig{
-		HandshakeConfig:  pluginsdk.Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{pluginsdk.ProtocolVersion: {pluginsdk.PluginName: &pluginsdk.GRPCPlugin{}}},
+		HandshakeConfig:  pluginrpc.Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{pluginrpc.ProtocolVersion: {pluginrpc.PluginName: &pluginrpc.Plugin{}}},
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		SkipHostEnv:      true,
 		StartTimeout:     cfg.StartTimeout,
 		Logger:           cfg.Logger.Named(cfg.Name),
 		GRPCDialOptions: []grpc.DialOption{
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(pluginsdk.MaxMessageBytes), grpc.MaxCallSendMsgSize(pluginsdk.MaxMessageBytes)),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(pluginrpc.MaxMessageBytes), grpc.MaxCallSendMsgSize(pluginrpc.MaxMessageBytes)),
 			grpc.WithIdleTimeout(math.MaxInt64),
 		},
 	}
@@ -142,7 +142,7 @@ func Launch(ctx context.Context, cfg Config) (*Plugin, error) {
 		}
 		tlsFD = r
 		cmd.ExtraFiles = []*os.File{r}
-		cmd.Env = append(cmd.Env, pluginsdk.TLSFDEnv+"=3")
+		cmd.Env = append(cmd.Env, pluginrpc.TLSFDEnv+"=3")
 		clientCfg.TLSConfig = tlsCfg
 	}
 
@@ -164,16 +164,16 @@ func Launch(ctx context.Context, cfg Config) (*Plugin, error) {
 		})
 		return nil, fail(err, "%s", startFailure(cfg, err, st, exited))
 	}
-	if v := client.NegotiatedVersion(); v != pluginsdk.ProtocolVersion {
+	if v := client.NegotiatedVersion(); v != pluginrpc.ProtocolVersion {
 		p.Kill()
-		return nil, fail(nil, "protocol version mismatch: the plugin speaks %d, the host %d", v, pluginsdk.ProtocolVersion)
+		return nil, fail(nil, "protocol version mismatch: the plugin speaks %d, the host %d", v, pluginrpc.ProtocolVersion)
 	}
-	raw, err := rpc.Dispense(pluginsdk.PluginName)
+	raw, err := rpc.Dispense(pluginrpc.PluginName)
 	if err != nil {
 		p.Kill()
 		return nil, fail(err, "dispense: %v", err)
 	}
-	remote, ok := raw.(*pluginsdk.Remote)
+	remote, ok := raw.(*pluginrpc.Remote)
 	if !ok {
 		p.Kill()
 		return nil, fail(nil, "dispensed %T, not a kosong plugin", raw)
@@ -274,7 +274,7 @@ func pluginEnv(getenv func(string) string, extra []string) []string {
 
 // bundlePipe writes the bundle into a pipe and returns its read end, to be
 // inherited by the plugin as a file descriptor.
-func bundlePipe(b pluginsdk.TLSBundle) (*os.File, error) {
+func bundlePipe(b pluginrpc.TLSBundle) (*os.File, error) {
 	data, err := json.Marshal(b)
 	if err != nil {
 		return nil, err

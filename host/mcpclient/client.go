@@ -103,6 +103,13 @@ func WithProgress(ctx context.Context, fn func(Progress)) context.Context {
 	return context.WithValue(ctx, progressKey{}, fn)
 }
 
+// ProgressFunc is the callback WithProgress set on ctx, or nil. Other tool
+// sources (plugins) report their calls' progress to it too.
+func ProgressFunc(ctx context.Context) func(Progress) {
+	fn, _ := ctx.Value(progressKey{}).(func(Progress))
+	return fn
+}
+
 // Server is one supervised MCP server.
 type Server struct {
 	cfg     spec.MCPServer

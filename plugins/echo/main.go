@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
 
 	"github.com/kosong-host/kosong-host/pluginsdk"
 )
@@ -32,5 +34,8 @@ func definitions() []pluginsdk.Definition {
 }
 
 func main() {
-	pluginsdk.Serve(definitions()...)
+	if err := pluginsdk.Serve(definitions()...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 }

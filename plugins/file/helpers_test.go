@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,10 +52,10 @@ func harness(t *testing.T, work string, approver plugintest.Approver) *plugintes
 func compileSchema(t *testing.T, h *plugintest.Harness, tool string) *jsonschema.Schema {
 	t.Helper()
 	for _, spec := range h.Describe(t) {
-		if spec.GetName() != tool {
+		if spec.Name != tool {
 			continue
 		}
-		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(spec.GetParametersSchema()))
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(spec.Schema))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,8 @@ import (
 	"bytes"
 	"embed"
 	"encoding/json"
+	"fmt"
+	"os"
 	"sort"
 	"strings"
 
@@ -54,4 +56,9 @@ func compactSchema(s string) json.RawMessage {
 	return b.Bytes()
 }
 
-func main() { pluginsdk.Serve(definitions()...) }
+func main() {
+	if err := pluginsdk.Serve(definitions()...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

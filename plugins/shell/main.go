@@ -8,6 +8,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -217,4 +218,9 @@ func definitions() []pluginsdk.Definition {
 	}
 }
 
-func main() { pluginsdk.Serve(definitions()...) }
+func main() {
+	if err := pluginsdk.Serve(definitions()...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

@@ -160,4 +160,9 @@ func definitions() []pluginsdk.Definition {
 	}
 }
 
-func main() { pluginsdk.Serve(definitions()...) }
+func main() {
+	if err := pluginsdk.Serve(definitions()...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

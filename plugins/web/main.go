@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/kosong-host/kosong-host/pluginsdk"
@@ -68,4 +69,9 @@ func definitions() []pluginsdk.Definition {
 	return newDefinitions(options{client: newClient(defaultTimeout), maxBytes: defaultMaxBytes})
 }
 
-func main() { pluginsdk.Serve(definitions()...) }
+func main() {
+	if err := pluginsdk.Serve(definitions()...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
