@@ -58,12 +58,11 @@ func spawnTool() pluginsdk.Definition {
 
 // gone reports whether pid is dead (or a zombie waiting to be reaped).
 func gone(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return errors.Is(err, os.ErrNotExist) || syscall.Kill(pid, 0) != nil
+	if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		return len(fields) > 0 && fields[0] == "Z"
 	}
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	return len(fields) > 0 && fields[0] == "Z"
+	return syscall.Kill(pid, 0) != nil
 }
 
 // TestServeKillsTrackedGroupsOnReturn checks that when the host ends a
