@@ -29,7 +29,8 @@ type Spec struct {
 	Source string
 	// Capabilities the tool was given.
 	Capabilities []string
-	// Timeout bounds each call; 0 means none.
+	// Timeout bounds each call without progress (KeepAlive restarts it);
+	// 0 means none.
 	Timeout time.Duration
 }
 

@@ -51,13 +51,14 @@ type ProgressReport struct {
 	Message              string
 }
 
-// The capability names a tool may ask for, to restrict Options.Capabilities.
+// The capability names a tool may ask for (its interface's name in
+// pluginsdk), to restrict Options.Capabilities.
 const (
-	Approval    = pluginrpc.CapApproval
-	Environment = pluginrpc.CapEnvironment
-	Session     = pluginrpc.CapSession
-	Config      = pluginrpc.CapConfig
-	Progress    = pluginrpc.CapProgress
+	Approval    = "Approval"
+	Environment = "Environment"
+	Session     = "Session"
+	Config      = "Config"
+	Progress    = "Progress"
 )
 
 // Options configure the fake host.
@@ -85,14 +86,30 @@ type Options struct {
 }
 
 // Status is a tool's load outcome.
-type Status = pluginrpc.LoadStatus
+type Status int
 
 // The load outcomes.
 const (
-	Loaded  = pluginrpc.StatusLoaded
-	Skipped = pluginrpc.StatusSkipped
-	Failed  = pluginrpc.StatusFailed
+	Loaded Status = iota + 1
+	Skipped
+	Failed
 )
+
+func (s Status) String() string {
+	switch s {
+	case Loaded:
+		return "loaded"
+	case Skipped:
+		return "skipped"
+	case Failed:
+		return "failed"
+	}
+	return "unknown"
+}
+
+var fromRPCStatus = map[pluginrpc.LoadStatus]Status{
+	pluginrpc.StatusLoaded: Loaded, pluginrpc.StatusSkipped: Skipped, pluginrpc.StatusFailed: Failed,
+}
 
 // ToolLoad is one tool's load outcome, with the reason of a skip or failure.
 type ToolLoad struct {
@@ -196,7 +213,7 @@ func Load(t testing.TB, opts Options, defs ...pluginsdk.Definition) (*Harness, [
 	}
 	loads := make([]ToolLoad, 0, len(rl))
 	for _, l := range rl {
-		loads = append(loads, ToolLoad(l))
+		loads = append(loads, ToolLoad{Name: l.Name, Status: fromRPCStatus[l.Status], Reason: l.Reason})
 	}
 	return h, loads
 }
