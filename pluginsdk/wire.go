@@ -39,4 +39,3 @@ func encodeDisplayData(v any) json.RawMessage {
 	}
 	return b
 }
-
