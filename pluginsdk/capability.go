@@ -6,15 +6,6 @@ import (
 	"time"
 )
 
-// The capability names sent on the wire. A tool asks for a capability by
-// taking its interface as a constructor parameter.
-const (
-	CapApproval    = "Approval"
-	CapEnvironment = "Environment"
-	CapSession     = "Session"
-	CapConfig      = "Config"
-)
-
 // Decision is the user's answer to an approval request.
 type Decision struct {
 	Approved bool
@@ -58,4 +49,14 @@ type Config interface {
 	Raw() json.RawMessage
 	// Decode decodes the block into v; it leaves v untouched when none was given.
 	Decode(v any) error
+}
+
+// Progress reports how far a running call has got: done out of total (0
+// when unknown), in the tool's own unit, with an optional message. The host
+// shows it to the user (as it shows MCP progress) and restarts the call's
+// timeout clock, so a long call that keeps reporting progress is not timed
+// out. It must be called while a tool call is running (with the ctx given to
+// Call). On a host that does not offer progress, reports are dropped.
+type Progress interface {
+	Report(ctx context.Context, done, total float64, message string) error
 }

@@ -14,8 +14,12 @@
 //	}
 //
 //	func main() {
-//		pluginsdk.Serve(pluginsdk.NewTool[EchoParams]("Echo", "Echo the text back.",
+//		err := pluginsdk.Serve(pluginsdk.NewTool[EchoParams]("Echo", "Echo the text back.",
 //			func() (Echo, error) { return Echo{}, nil }))
+//		if err != nil {
+//			fmt.Fprintln(os.Stderr, err)
+//			os.Exit(1)
+//		}
 //	}
 //
 // # Parameters
@@ -56,7 +60,12 @@
 // # Capabilities
 //
 // A tool's constructor takes the host capabilities it needs as parameters
-// (Approval, Environment, Session, Config); the SDK reads their types, reports
-// them to the host, and passes typed clients in at load time. A constructor
-// that returns SkipThisTool leaves the tool out without an error.
+// (Approval, Environment, Session, Config, Progress), and an hclog.Logger if
+// it logs; the SDK reads their types, reports them to the host, and passes
+// typed clients in at load time. A constructor that returns SkipThisTool
+// leaves the tool out without an error. During a call, Logger(ctx) is the
+// call's logger and ToolCallID(ctx) its id.
+//
+// Package plugintest tests tools in plain `go test`. The wire glue lives in
+// package pluginrpc, which authors never need.
 package pluginsdk

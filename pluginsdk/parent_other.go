@@ -7,5 +7,8 @@ import "os"
 // watchParent: the host ends plugins itself on this platform.
 func watchParent() {}
 
+// killGroup: process groups are a unix notion.
+func killGroup(int) {}
+
 // exitWithGroups exits the plugin.
 func exitWithGroups() { os.Exit(1) }

@@ -37,15 +37,14 @@ func watchParent() {
 	}()
 }
 
+func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+
 // exitWithGroups kills the tracked process groups and the plugin's own group,
 // then exits.
 func exitWithGroups() {
-	processGroups.Range(func(pgid, _ any) bool {
-		_ = syscall.Kill(-pgid.(int), syscall.SIGKILL)
-		return true
-	})
+	killTrackedGroups()
 	if pgid := syscall.Getpgrp(); pgid == os.Getpid() {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		killGroup(pgid)
 	}
 	os.Exit(1)
 }

@@ -1,7 +1,5 @@
 package pluginsdk
 
-import "encoding/json"
-
 // ResultKind says whether a Result is a success, an error or a rejection.
 type ResultKind int
 
@@ -28,7 +26,8 @@ func (p Part) IsImage() bool { return p.MimeType != "" || p.URL != "" }
 func TextPart(s string) Part { return Part{Text: s} }
 
 // DisplayBlock is shown to the user, not to the model: a brief, a diff, a
-// todo list... Data is any JSON-encodable value.
+// todo list... Data is any JSON-encodable value; in the results plugintest
+// returns it is the JSON received, as a json.RawMessage.
 type DisplayBlock struct {
 	Kind string
 	Data any
@@ -107,15 +106,4 @@ func (r Result) Text() string {
 		s += p.Text
 	}
 	return s
-}
-
-func encodeDisplayData(v any) string {
-	if raw, ok := v.(json.RawMessage); ok {
-		return string(raw)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "null"
-	}
-	return string(b)
 }

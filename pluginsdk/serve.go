@@ -4,54 +4,44 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 
-	"github.com/hashicorp/go-hclog"
-	plugin "github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
-	"google.golang.org/protobuf/encoding/protojson"
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
 
-// MaxMessageBytes caps every gRPC message between host and plugin.
-const MaxMessageBytes = 16 << 20
-
-// Serve serves the given tools from this binary to kosong-host and never
-// returns. Logs go to stderr as hclog JSON, which the host re-logs.
+// Serve serves the given tools from this binary to the kosong-host that
+// started it, and returns when the host ends the plugin, after killing the
+// process groups registered with TrackProcessGroup. Logs go to stderr as
+// hclog JSON, which the host re-logs (see Logger).
 //
-// Run by hand with --describe, the binary prints its tools as JSON and exits.
-func Serve(defs ...Definition) {
+// It returns an error at once when a tool is declared wrongly (see
+// Definition.Err) or when the binary was not started by kosong-host. Run by
+// hand with --describe, the binary prints its tools as JSON and Serve
+// returns nil.
+//
+//	func main() {
+//		if err := pluginsdk.Serve(tools...); err != nil {
+//			fmt.Fprintln(os.Stderr, err)
+//			os.Exit(1)
+//		}
+//	}
+func Serve(defs ...Definition) error {
 	if err := checkDefinitions(defs); err != nil {
-		fmt.Fprintf(os.Stderr, "%s: %v\n", os.Args[0], err)
-		os.Exit(1)
+		return err
 	}
 	if len(os.Args) > 1 && os.Args[1] == "--describe" {
 		order, byName := index(defs)
-		b, _ := protojson.MarshalOptions{Multiline: true}.Marshal(describe(order, byName))
-		os.Stdout.Write(append(b, '\n'))
-		os.Exit(0)
+		b, err := pluginrpc.MarshalDescription(describe(order, byName))
+		if err != nil {
+			return err
+		}
+		_, err = os.Stdout.Write(append(b, '\n'))
+		return err
 	}
-	logger := hclog.New(&hclog.LoggerOptions{
-		Name: "plugin", Output: os.Stderr, JSONFormat: true, Level: hclog.LevelFromString(os.Getenv("KOSONG_PLUGIN_LOG_LEVEL")),
-	})
-	cfg := &plugin.ServeConfig{
-		HandshakeConfig: Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{
-			ProtocolVersion: {PluginName: &GRPCPlugin{Definitions: defs, Logger: logger, Overrun: exitWithGroups}},
-		},
-		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			opts = append(opts, grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
-				grpc.MaxConcurrentStreams(math.MaxUint32))
-			return grpc.NewServer(opts...)
-		},
-		Logger: logger,
-	}
-	if os.Getenv(TLSFDEnv) != "" {
-		cfg.TLSProvider = tlsFromFD
-	}
-	watchParent()
-	plugin.Serve(cfg)
-	os.Exit(0)
+	logger := pluginrpc.NewLogger()
+	defer killTrackedGroups()
+	return pluginrpc.Serve(pluginrpc.ServeConfig{Impl: newServer(defs, logger), Logger: logger,
+		Overrun: exitWithGroups, Starting: watchParent})
 }
 
 func index(defs []Definition) ([]string, map[string]*Definition) {

@@ -2,75 +2,32 @@ package pluginsdk
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"runtime/debug"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
-	plugin "github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
 
-	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
 
-// GRPCPlugin is the go-plugin glue of the wire contract: the plugin side
-// serves Definitions, the host side dispenses a *Remote. Tool authors never
-// need it; hosts and test harnesses do.
-type GRPCPlugin struct {
-	plugin.NetRPCUnsupportedPlugin
-	Definitions []Definition
-	Logger      hclog.Logger
-	// Overrun runs when a tool keeps running past the cancel grace period
-	// after its call ended; Serve exits the plugin. Nil only logs, which
-	// suits in-process harnesses.
-	Overrun func()
-}
-
-// Remote is the host's handle on a plugin: the Plugin client and the broker
-// on which the host serves its capabilities.
-type Remote struct {
-	Plugin pluginv1.PluginClient
-	Broker *plugin.GRPCBroker
-}
-
-// GRPCServer registers the Plugin service.
-func (p *GRPCPlugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
-	srv := newServer(p.Definitions, broker, p.Logger)
-	if p.Overrun != nil {
-		srv.exit = p.Overrun
-	}
-	pluginv1.RegisterPluginServer(s, srv)
-	return nil
-}
-
-// GRPCClient returns a *Remote.
-func (p *GRPCPlugin) GRPCClient(_ context.Context, broker *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
-	return &Remote{Plugin: pluginv1.NewPluginClient(conn), Broker: broker}, nil
-}
-
+// server implements pluginrpc.Server over a binary's Definitions.
 type server struct {
-	pluginv1.UnimplementedPluginServer
 	defs   map[string]*Definition
 	order  []string
-	broker *plugin.GRPCBroker
 	logger hclog.Logger
-	grace  time.Duration
-	exit   func()
 
 	mu      sync.RWMutex
 	tools   map[string]callFunc
-	conn    *grpc.ClientConn
-	session *pluginv1.SessionInfo
+	host    *pluginrpc.HostClient
+	session pluginrpc.Session
 }
 
-func newServer(defs []Definition, broker *plugin.GRPCBroker, logger hclog.Logger) *server {
+func newServer(defs []Definition, logger hclog.Logger) *server {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	s := &server{defs: map[string]*Definition{}, broker: broker, logger: logger, tools: map[string]callFunc{},
-		grace: cancelGrace(), exit: func() {}}
+	s := &server{defs: map[string]*Definition{}, logger: logger, tools: map[string]callFunc{}}
 	for i := range defs {
 		d := &defs[i]
 		s.defs[d.name] = d
@@ -79,24 +36,24 @@ func newServer(defs []Definition, broker *plugin.GRPCBroker, logger hclog.Logger
 	return s
 }
 
-func (s *server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
+func (s *server) Describe(context.Context) (pluginrpc.Description, error) {
 	return describe(s.order, s.defs), nil
 }
 
-func describe(order []string, defs map[string]*Definition) *pluginv1.DescribeResponse {
-	resp := &pluginv1.DescribeResponse{SdkVersion: SDKVersion}
+func describe(order []string, defs map[string]*Definition) pluginrpc.Description {
+	d := pluginrpc.Description{SDKVersion: SDKVersion}
 	for _, name := range order {
-		d := defs[name]
-		resp.Tools = append(resp.Tools, &pluginv1.ToolSpec{
-			Name: d.name, Description: d.description, ParametersSchema: string(d.schema),
-			Capabilities: d.Capabilities(), DefaultTimeoutMs: d.timeout.Milliseconds(),
+		def := defs[name]
+		d.Tools = append(d.Tools, pluginrpc.ToolSpec{
+			Name: def.name, Description: def.description, ParametersSchema: def.schema,
+			Capabilities: def.Capabilities(), DefaultTimeout: def.timeout,
 		})
 	}
-	return resp
+	return d
 }
 
-func (s *server) Load(ctx context.Context, req *pluginv1.LoadRequest) (*pluginv1.LoadResponse, error) {
-	names := req.GetTools()
+func (s *server) Load(ctx context.Context, req pluginrpc.LoadRequest, dial pluginrpc.DialHost) ([]pluginrpc.ToolLoad, error) {
+	names := req.Tools
 	if len(names) == 0 {
 		names = s.order
 	}
@@ -108,49 +65,53 @@ func (s *server) Load(ctx context.Context, req *pluginv1.LoadRequest) (*pluginv1
 			}
 		}
 	}
-	var conn *grpc.ClientConn
-	if len(needed) > 0 && len(req.GetCapabilities()) > 0 {
-		c, err := s.broker.Dial(req.GetCapabilityBrokerId())
+	var host *pluginrpc.HostClient
+	if len(needed) > 0 && len(req.Capabilities) > 0 {
+		h, err := dial()
 		if err != nil {
-			return nil, fmt.Errorf("dial host capability server: %w", err)
+			return nil, err
 		}
-		conn = c
+		host = h
 	}
-	caps, err := newCapabilities(ctx, conn, req.GetCapabilities(), needed)
+	caps, err := newCapabilities(ctx, host, req.Capabilities, needed)
 	if err != nil {
+		if host != nil {
+			_ = host.Close()
+		}
 		return nil, fmt.Errorf("fetch host capabilities: %w", err)
 	}
 
-	resp := &pluginv1.LoadResponse{}
+	loads := make([]pluginrpc.ToolLoad, 0, len(names))
 	tools := map[string]callFunc{}
 	for _, name := range names {
-		tl := &pluginv1.ToolLoad{Name: name}
-		resp.Tools = append(resp.Tools, tl)
+		tl := pluginrpc.ToolLoad{Name: name}
 		d, ok := s.defs[name]
 		if !ok {
-			tl.Status, tl.Reason = pluginv1.ToolLoad_STATUS_FAILED, fmt.Sprintf("the plugin has no tool %q", name)
+			tl.Status, tl.Reason = pluginrpc.StatusFailed, fmt.Sprintf("the plugin has no tool %q", name)
+			loads = append(loads, tl)
 			continue
 		}
 		fn, err := s.construct(ctx, d, caps)
 		switch {
 		case err == nil:
-			tl.Status = pluginv1.ToolLoad_STATUS_LOADED
+			tl.Status = pluginrpc.StatusLoaded
 			tools[name] = fn
 		case isSkip(err):
-			tl.Status, tl.Reason = pluginv1.ToolLoad_STATUS_SKIPPED, skipReason(err)
+			tl.Status, tl.Reason = pluginrpc.StatusSkipped, skipReason(err)
 		default:
-			tl.Status, tl.Reason = pluginv1.ToolLoad_STATUS_FAILED, err.Error()
+			tl.Status, tl.Reason = pluginrpc.StatusFailed, err.Error()
 		}
+		loads = append(loads, tl)
 	}
 
 	s.mu.Lock()
-	old := s.conn
-	s.tools, s.conn, s.session = tools, conn, req.GetSession()
+	old := s.host
+	s.tools, s.host, s.session = tools, host, req.Session
 	s.mu.Unlock()
 	if old != nil {
 		_ = old.Close()
 	}
-	return resp, nil
+	return loads, nil
 }
 
 func (s *server) construct(ctx context.Context, d *Definition, caps *capabilities) (callFunc, error) {
@@ -161,34 +122,30 @@ func (s *server) construct(ctx context.Context, d *Definition, caps *capabilitie
 	if err != nil {
 		return nil, err
 	}
+	values[localLogger] = s.logger.Named(d.name)
 	return d.construct(values)
 }
 
-func (s *server) Call(ctx context.Context, req *pluginv1.CallRequest) (*pluginv1.CallResponse, error) {
+func (s *server) Call(ctx context.Context, req pluginrpc.CallRequest) (pluginrpc.Result, error) {
 	s.mu.RLock()
-	fn, ok := s.tools[req.GetToolName()]
+	fn, ok := s.tools[req.ToolName]
 	s.mu.RUnlock()
 	if !ok {
-		return toProtoResult(Result{Kind: KindError, Runtime: true,
-			Message: fmt.Sprintf("tool %s is not loaded in this plugin", req.GetToolName())}), nil
+		return toRPCResult(Result{Kind: KindError, Runtime: true,
+			Message: fmt.Sprintf("tool %s is not loaded in this plugin", req.ToolName)}), nil
 	}
-	ctx = withToolCall(ctx, req.GetToolCallId(), req.GetToolName())
-	stop := watchdog(ctx, s.grace, func() {
-		s.logger.Error("tool did not return after its call was cancelled; exiting so the host restarts the plugin",
-			"tool", req.GetToolName(), "id", req.GetToolCallId(), "grace", s.grace)
-		s.exit()
-	})
+	ctx = context.WithValue(ctx, toolCallKey{}, toolCall{id: req.ToolCallID, name: req.ToolName,
+		logger: s.logger.Named(req.ToolName).With("tool_call_id", req.ToolCallID)})
 	r := s.run(ctx, req, fn)
-	stop()
-	return toProtoResult(s.capResult(req.GetToolCallId(), r)), nil
+	return toRPCResult(s.capResult(req.ToolCallID, r)), nil
 }
 
-func (s *server) run(ctx context.Context, req *pluginv1.CallRequest, fn callFunc) (r Result) {
+func (s *server) run(ctx context.Context, req pluginrpc.CallRequest, fn callFunc) (r Result) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.logger.Error("tool panicked", "tool", req.GetToolName(), "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			r = Result{Kind: KindError, Runtime: true, Message: fmt.Sprintf("tool %s panicked: %v", req.GetToolName(), p)}
+			s.logger.Error("tool panicked", "tool", req.ToolName, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			r = Result{Kind: KindError, Runtime: true, Message: fmt.Sprintf("tool %s panicked: %v", req.ToolName, p)}
 		}
 	}()
-	return fn(ctx, json.RawMessage(req.GetArguments()))
+	return fn(ctx, req.Arguments)
 }

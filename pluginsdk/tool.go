@@ -11,6 +11,10 @@ import (
 	"strings"
 	"text/template"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
 
 // SkipThisTool, returned (or wrapped) by a constructor, leaves the tool out
@@ -82,14 +86,23 @@ func (d Definition) Schema() json.RawMessage { return d.schema }
 // Description is the description the model sees.
 func (d Definition) Description() string { return d.description }
 
-// Capabilities are the capability names the constructor asks for.
+// Capabilities are the host capabilities the constructor asks for, by wire
+// name.
 func (d Definition) Capabilities() []string {
-	names := make([]string, len(d.capTypes))
-	for i, t := range d.capTypes {
-		names[i] = capabilityName(t)
+	names := []string{}
+	for _, t := range d.capTypes {
+		if name := capTypes[t]; name != localLogger {
+			names = append(names, name)
+		}
 	}
 	return names
 }
+
+// Err is what is wrong with the declaration (the constructor's shape, the
+// parameters type, the description template...), found when the tool is
+// declared; nil when nothing is. Serve and plugintest.New refuse a
+// declaration with an error.
+func (d Definition) Err() error { return d.err }
 
 // Option refines a Definition.
 type Option func(*Definition)
@@ -137,8 +150,10 @@ func LoadDescription(fsys fs.FS, name string, data any) (string, error) {
 // tags of the package documentation add keywords) and the arguments decode
 // into it with defaults applied, in nested objects too; a tag that cannot be
 // read is a declaration error. constructor is a function whose parameters are
-// capability interfaces (Approval, Environment, Session, Config) and which
-// returns a Handler[P], optionally with an error.
+// capability interfaces (Approval, Environment, Session, Config, Progress)
+// or an hclog.Logger, and which returns a Handler[P], optionally with an
+// error. A constructor of another shape makes the Definition's Err say so,
+// with the shape expected.
 func NewTool[P any](name, description string, constructor any, opts ...Option) Definition {
 	d := Definition{name: name, description: description}
 	schema, err := schemaFor[P]()
@@ -182,28 +197,30 @@ func NewRawTool(name, description string, schema json.RawMessage, constructor an
 	return d
 }
 
+// localLogger keys the logger among the values a constructor may take; it
+// is no capability on the wire.
+const localLogger = "hclog.Logger"
+
 var (
 	errorType = reflect.TypeFor[error]()
 	capTypes  = map[reflect.Type]string{
-		reflect.TypeFor[Approval]():    CapApproval,
-		reflect.TypeFor[Environment](): CapEnvironment,
-		reflect.TypeFor[Session]():     CapSession,
-		reflect.TypeFor[Config]():      CapConfig,
+		reflect.TypeFor[Approval]():     pluginrpc.CapApproval,
+		reflect.TypeFor[Environment]():  pluginrpc.CapEnvironment,
+		reflect.TypeFor[Session]():      pluginrpc.CapSession,
+		reflect.TypeFor[Config]():       pluginrpc.CapConfig,
+		reflect.TypeFor[Progress]():     pluginrpc.CapProgress,
+		reflect.TypeFor[hclog.Logger](): localLogger,
 	}
 )
 
-// capabilityName is the wire name of a capability type; a type that is no
-// capability keeps its Go name, which no host offers.
-func capabilityName(t reflect.Type) string {
-	if name, ok := capTypes[t]; ok {
-		return name
-	}
-	return t.String()
-}
+// paramTypes lists what a constructor may take, for error messages.
+const paramTypes = "pluginsdk.Approval, pluginsdk.Environment, pluginsdk.Session, pluginsdk.Config, pluginsdk.Progress, hclog.Logger"
 
 func (d *Definition) setConstructor(constructor any, handlerType reflect.Type) {
+	want := fmt.Sprintf("want func(...) (H, error) or func(...) H, where H implements %s and each parameter is one of %s",
+		handlerType, paramTypes)
 	fail := func(format string, args ...any) {
-		d.err = errors.Join(d.err, fmt.Errorf("tool %s: constructor "+format, append([]any{d.name}, args...)...))
+		d.err = errors.Join(d.err, fmt.Errorf("tool %s: constructor "+format+"; "+want, append([]any{d.name}, args...)...))
 	}
 	v := reflect.ValueOf(constructor)
 	if !v.IsValid() || v.Kind() != reflect.Func {
@@ -212,16 +229,20 @@ func (d *Definition) setConstructor(constructor any, handlerType reflect.Type) {
 	}
 	t := v.Type()
 	if t.IsVariadic() {
-		fail("must not be variadic")
+		fail("must not be variadic, got %s", t)
 		return
 	}
 	for i := range t.NumIn() {
+		if _, ok := capTypes[t.In(i)]; !ok {
+			fail("parameter %d is %s, which the host cannot provide", i+1, t.In(i))
+			return
+		}
 		d.capTypes = append(d.capTypes, t.In(i))
 	}
 	switch {
 	case t.NumOut() == 1, t.NumOut() == 2 && t.Out(1) == errorType:
 	default:
-		fail("must return (handler) or (handler, error)")
+		fail("must return (handler) or (handler, error), got %s", t)
 		return
 	}
 	if !t.Out(0).Implements(handlerType) {
@@ -235,7 +256,7 @@ func (d *Definition) setConstructor(constructor any, handlerType reflect.Type) {
 func (d *Definition) construct(caps map[string]any) (fn callFunc, err error) {
 	args := make([]reflect.Value, len(d.capTypes))
 	for i, t := range d.capTypes {
-		c, ok := caps[capabilityName(t)]
+		c, ok := caps[capTypes[t]]
 		if !ok {
 			return nil, fmt.Errorf("Tool dependency not found: %s", t)
 		}

@@ -2,6 +2,7 @@ package pluginsdk
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -23,7 +24,13 @@ func TestDeclarationErrors(t *testing.T) {
 	}{
 		{"not a function", NewTool[p]("A", "d", 42), "tool A: constructor must be a function, got int"},
 		{"variadic", NewTool[p]("A", "d", func(...Approval) (h, error) { return h{}, nil }), "must not be variadic"},
-		{"bad results", NewTool[p]("A", "d", func() (h, int) { return h{}, 0 }), "must return (handler) or (handler, error)"},
+		{"bad results", NewTool[p]("A", "d", func() (h, int) { return h{}, 0 }), "must return (handler) or (handler, error), got func() (pluginsdk.h, int)"},
+		{"parameter the host cannot provide", NewTool[p]("A", "d", func(*os.File) (h, error) { return h{}, nil }),
+			"tool A: constructor parameter 1 is *os.File, which the host cannot provide; want func(...) (H, error) or func(...) H, " +
+				"where H implements pluginsdk.Handler[github.com/kosong-host/kosong-host/pluginsdk.p] and each parameter is one of " +
+				"pluginsdk.Approval, pluginsdk.Environment, pluginsdk.Session, pluginsdk.Config, pluginsdk.Progress, hclog.Logger"},
+		{"raw tool with a typed handler", NewRawTool("A", "d", []byte(`{}`), func() (h, error) { return h{}, nil }),
+			"returns pluginsdk.h, which does not implement pluginsdk.RawHandler; want func(...) (H, error)"},
 		{"wrong handler", NewTool[p]("A", "d", func() (string, error) { return "", nil }), "returns string, which does not implement"},
 		{"params not a struct", NewTool[int]("A", "d", func() (HandlerFunc[int], error) { return nil, nil }), "tool A: parameters type int: must be a struct"},
 		{"raw schema not JSON", NewRawTool("A", "d", []byte("{"), func() (RawHandlerFunc, error) { return nil, nil }), "tool A: schema is not valid JSON"},
@@ -34,6 +41,10 @@ func TestDeclarationErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			// Known when the tool is declared, and refused by Serve.
+			if err := tt.def.Err(); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Err() = %v, want %q", err, tt.want)
+			}
 			err := checkDefinitions([]Definition{tt.def})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want %q", err, tt.want)

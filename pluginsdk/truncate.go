@@ -200,7 +200,7 @@ func safeFileName(id string) string {
 // output under the session state dir learnt at Load.
 func (s *server) capResult(toolCallID string, r Result) Result {
 	s.mu.RLock()
-	stateDir := s.session.GetStateDir()
+	stateDir := s.session.StateDir
 	s.mu.RUnlock()
 	return capOutput(r, toolCallID, stateDir)
 }

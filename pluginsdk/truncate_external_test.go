@@ -28,13 +28,13 @@ func TestOutputCapsOnTheWire(t *testing.T) {
 	state := t.TempDir()
 	h := plugintest.New(t, plugintest.Options{StateDir: state}, flood)
 
-	small := h.Call(t, "Flood", `{"runes": 10}`)
-	if small.Output != strings.Repeat("🙂\n", 5) || small.Message != "" {
+	small := h.MustCall(t, "Flood", `{"runes": 10}`)
+	if small.Text() != strings.Repeat("🙂\n", 5) || small.Message != "" {
 		t.Fatalf("small output changed: %+v", small)
 	}
 
-	big := h.Call(t, "Flood", `{"runes": 120000}`)
-	if n := utf8.RuneCountInString(big.Output); n > pluginsdk.MaxOutputChars || !strings.HasSuffix(big.Output, pluginsdk.TruncatedMarker) {
+	big := h.MustCall(t, "Flood", `{"runes": 120000}`)
+	if n := utf8.RuneCountInString(big.Text()); n > pluginsdk.MaxOutputChars || !strings.HasSuffix(big.Text(), pluginsdk.TruncatedMarker) {
 		t.Fatalf("output not capped: %d runes", n)
 	}
 	path := filepath.Join(state, "outputs", "call_2.txt")

@@ -17,12 +17,12 @@ import (
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/loop"
-	"github.com/kosong-host/kosong-host/host/mcpclient"
 	"github.com/kosong-host/kosong-host/host/prompt"
 	"github.com/kosong-host/kosong-host/host/repl"
 	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/spec"
 	"github.com/kosong-host/kosong-host/host/subagent"
+	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
 	"github.com/kosong-host/kosong-host/providers/registry"
 )
@@ -223,7 +223,7 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	if err != nil {
 		return exitCode(2, err)
 	}
-	opts.OnProgress = func(p mcpclient.Progress) {
+	opts.OnProgress = func(p toolset.Progress) {
 		fe.printer.Observe(loop.ToolProgress{ToolCallID: p.ToolCallID, ToolName: p.Tool, Progress: p.Progress,
 			Total: p.Total, Message: p.Message})
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kosong-host/kosong-host/pluginsdk"
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
 
 func newVersionCmd() *cobra.Command {
@@ -16,7 +17,7 @@ func newVersionCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fmt.Fprintf(cmd.OutOrStdout(), "kosong-host %s (plugin protocol %d, sdk %s, %s %s/%s)\n",
-				buildVersion(), pluginsdk.ProtocolVersion, pluginsdk.SDKVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+				buildVersion(), pluginrpc.ProtocolVersion, pluginsdk.SDKVersion, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		},
 	}

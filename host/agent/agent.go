@@ -62,8 +62,9 @@ type Options struct {
 	// it, to be restarted; 0 is supervise.DefaultGrace.
 	CancelGrace time.Duration
 	// OnProgress receives the progress reports of tool calls that make
-	// them (MCP servers), from any goroutine.
-	OnProgress func(mcpclient.Progress)
+	// them (MCP servers, plugin tools with the Progress capability), from any
+	// goroutine.
+	OnProgress func(toolset.Progress)
 	// RestartBackoff is the delay before the second restart of a stopped
 	// plugin or MCP server in a window, doubled for each further one (the
 	// first restart is immediate); 0 means supervise.DefaultBackoff.
@@ -166,7 +167,7 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 	a := &Agent{Spec: s, Toolset: toolset.New(opts.Logger)}
 	loaded := plugin.Load(ctx, specs, plugin.Options{
 		SessionID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: opts.StateDir, Decider: opts.Decider,
-		Env: plugin.Environment(opts.WorkDir, opts.Getenv), Calls: a.Toolset, RestartBackoff: opts.RestartBackoff,
+		Env: plugin.Environment(opts.WorkDir, opts.Getenv), Calls: a.Toolset, RestartBackoff: opts.RestartBackoff, OnProgress: opts.OnProgress,
 	})
 	a.Plugins = loaded.Plugins
 	failures = append(failures, loaded.Failures...)

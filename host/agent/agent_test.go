@@ -197,7 +197,6 @@ func TestLoadErrors(t *testing.T) {
 		{"sha256 mismatch", []string{fmt.Sprintf("{plugin: %q, sha256: %s}", echo, wrongSum)}, nil, []string{"sha256 mismatch", sum}},
 		{"tool the plugin does not offer", []string{fmt.Sprintf("%q", echo+":Nope")}, nil, []string{"plugin echo has no tool Nope; it offers Echo"}},
 		{"constructor error", []string{fmt.Sprintf("%q", cc+":Broken")}, nil, []string{"capcheck:Broken (database is unreachable)"}},
-		{"missing capability", []string{fmt.Sprintf("%q", cc+":NeedsFile")}, nil, []string{"Tool dependency not found: *os.File"}},
 		{"duplicate tool name", []string{fmt.Sprintf("%q", echo), fmt.Sprintf("%q", filepath.Join(filepath.Dir(echo), "echo2")+":Echo")},
 			func(*agent.Options) { copyFile(t, echo, filepath.Join(filepath.Dir(echo), "echo2")) },
 			[]string{"duplicate tool name Echo: provided by plugin echo", "and by plugin echo2"}},

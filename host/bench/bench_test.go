@@ -28,6 +28,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/testbin"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/pluginsdk"
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 	"github.com/kosong-host/kosong-host/providers"
 )
@@ -207,7 +208,7 @@ func bareGRPC(b *testing.B, withTLS, sdk bool) func() {
 		w.Close()
 		b.Cleanup(func() { r.Close() })
 		cmd.ExtraFiles = []*os.File{r}
-		cmd.Env = append(os.Environ(), pluginsdk.TLSFDEnv+"=3")
+		cmd.Env = append(os.Environ(), pluginrpc.TLSFDEnv+"=3")
 		creds = credentials.NewTLS(hostCfg)
 	}
 	out, err := cmd.StdoutPipe()

@@ -1,5 +1,5 @@
 // Package capability serves the host capabilities (Approval, Environment,
-// Session, Config) to one plugin, all on one gRPC server brokered over the
+// Session, Config, Progress) to one plugin, all on one gRPC server brokered over the
 // plugin's go-plugin connection.
 package capability
 
@@ -15,12 +15,12 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kosong-host/kosong-host/host/approval"
-	"github.com/kosong-host/kosong-host/pluginsdk"
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
 
 // Offered lists the capabilities this host serves.
-var Offered = []string{pluginsdk.CapApproval, pluginsdk.CapEnvironment, pluginsdk.CapSession, pluginsdk.CapConfig}
+var Offered = []string{pluginrpc.CapApproval, pluginrpc.CapEnvironment, pluginrpc.CapSession, pluginrpc.CapConfig, pluginrpc.CapProgress}
 
 // Environment is what the Environment capability reports.
 type Environment struct {
@@ -53,6 +53,8 @@ type Host struct {
 	Configs map[string]json.RawMessage
 	Calls   CallTracker
 	Now     func() time.Time
+	// Progress routes progress reports to their calls; nil refuses them.
+	Progress *ProgressSinks
 }
 
 // Serve starts the capability server on the broker and returns its id, to
@@ -65,6 +67,7 @@ func (h *Host) Serve(broker *plugin.GRPCBroker) uint32 {
 		pluginv1.RegisterEnvironmentServer(s, environmentServer{h: h})
 		pluginv1.RegisterSessionServer(s, sessionServer{h: h})
 		pluginv1.RegisterConfigServer(s, configServer{h: h})
+		pluginv1.RegisterProgressServer(s, progressServer{h: h})
 		return s
 	})
 	return id

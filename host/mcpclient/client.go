@@ -41,6 +41,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/spec"
 	"github.com/kosong-host/kosong-host/host/supervise"
+	"github.com/kosong-host/kosong-host/host/toolset"
 )
 
 // Defaults and limits.
@@ -76,7 +77,7 @@ type Options struct {
 	CancelGrace time.Duration
 	// OnProgress receives the progress notifications of every call whose
 	// context carries no callback of its own (see WithProgress).
-	OnProgress func(Progress)
+	OnProgress func(toolset.Progress)
 	// Version is the client version sent to servers.
 	Version string
 }

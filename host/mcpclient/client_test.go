@@ -312,10 +312,10 @@ func TestStartFailures(t *testing.T) {
 func TestProgressResetsTimeout(t *testing.T) {
 	cfg := stdio(t, "test")
 	cfg.Timeout = 2 * time.Second
-	var got []mcpclient.Progress
+	var got []toolset.Progress
 	var mu sync.Mutex
 	opts := options(approval.Yolo{})
-	opts.OnProgress = func(p mcpclient.Progress) { mu.Lock(); got = append(got, p); mu.Unlock() }
+	opts.OnProgress = func(p toolset.Progress) { mu.Lock(); got = append(got, p); mu.Unlock() }
 	ts, _ := load(t, opts, cfg)
 	// 8 steps of 500ms: 4s in all, never 2s without progress.
 	r := call(context.Background(), ts, "test__slow", `{"steps":8,"interval_ms":500}`)
@@ -325,7 +325,7 @@ func TestProgressResetsTimeout(t *testing.T) {
 	// The last notification may come after the result (then it is dropped).
 	mu.Lock()
 	n := len(got)
-	if n < 8 || n > 9 || got[7] != (mcpclient.Progress{Server: "test", Tool: "test__slow", ToolCallID: "call-test__slow", Progress: 7, Total: 8, Message: "step 7 of 8"}) {
+	if n < 8 || n > 9 || got[7] != (toolset.Progress{Server: "test", Tool: "test__slow", ToolCallID: "call-test__slow", Progress: 7, Total: 8, Message: "step 7 of 8"}) {
 		t.Fatalf("progress %+v", got)
 	}
 	for i, p := range got {
@@ -336,7 +336,7 @@ func TestProgressResetsTimeout(t *testing.T) {
 	mu.Unlock()
 	// The context's callback wins over Options.OnProgress.
 	var own atomic.Int32
-	ctx := mcpclient.WithProgress(context.Background(), func(mcpclient.Progress) { own.Add(1) })
+	ctx := toolset.WithProgress(context.Background(), func(toolset.Progress) { own.Add(1) })
 	if r := call(ctx, ts, "test__slow", `{"steps":1,"interval_ms":100}`); r.IsError() || own.Load() < 1 {
 		t.Fatalf("own callback: %+v, %d calls", r, own.Load())
 	}
@@ -375,7 +375,7 @@ func TestCancellation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// Cancel once the server has started the call (its first progress).
-	ctx = mcpclient.WithProgress(ctx, func(mcpclient.Progress) { cancel() })
+	ctx = toolset.WithProgress(ctx, func(toolset.Progress) { cancel() })
 	r := call(ctx, ts, "test__slow", `{"steps":1,"interval_ms":60000}`)
 	if r.Kind != toolset.Failed || !r.Runtime || r.Message != "Error running tool: the call was cancelled: context canceled" {
 		t.Fatalf("slow: %+v", r)

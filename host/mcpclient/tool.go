@@ -105,7 +105,7 @@ func (t *Tool) call(ctx context.Context, c *conn, id string, args json.RawMessag
 	s := t.srv
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	notify, _ := ctx.Value(progressKey{}).(func(Progress))
+	notify := toolset.ProgressFunc(ctx)
 	if notify == nil {
 		notify = s.opts.OnProgress
 	}

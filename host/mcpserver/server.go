@@ -28,7 +28,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kosong-host/kosong-host/host/mcpclient"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
 )
@@ -209,7 +208,7 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		}
 		if token := req.Params.GetProgressToken(); token != nil {
 			// Progress of an MCP tool goes on to our client.
-			ctx = mcpclient.WithProgress(ctx, func(p mcpclient.Progress) {
+			ctx = toolset.WithProgress(ctx, func(p toolset.Progress) {
 				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
 					ProgressToken: token, Progress: p.Progress, Total: p.Total, Message: p.Message})
 			})

@@ -29,7 +29,7 @@ import (
 	"google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/kosong-host/kosong-host/host/proc"
-	"github.com/kosong-host/kosong-host/pluginsdk"
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
 
@@ -74,7 +74,7 @@ type Process struct {
 	Name string
 	Path string
 	// Remote is the plugin's gRPC client and broker.
-	Remote *pluginsdk.Remote
+	Remote *pluginrpc.Remote
 	// Tools is what the binary's Describe answered.
 	Tools []*pluginv1.ToolSpec
 
@@ -119,23 +119,23 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	cmd := exec.Command(cfg.Path, cfg.Args...)
 	cmd.Env = proc.Env(cfg.Getenv, cfg.Env...)
 	if lvl := cfg.Logger.GetLevel(); lvl != hclog.NoLevel && lvl != hclog.Off {
-		cmd.Env = append(cmd.Env, "KOSONG_PLUGIN_LOG_LEVEL="+lvl.String())
+		cmd.Env = append(cmd.Env, pluginrpc.LogLevelEnv+"="+lvl.String())
 	}
 	if cfg.CancelGrace > 0 {
-		cmd.Env = append(cmd.Env, pluginsdk.CancelGraceEnv+"="+cfg.CancelGrace.String())
+		cmd.Env = append(cmd.Env, pluginrpc.CancelGraceEnv+"="+cfg.CancelGrace.String())
 	}
 	proc.Isolate(cmd)
 
 	clientCfg := &goplugin.ClientConfig{
-		HandshakeConfig:  pluginsdk.Handshake,
-		VersionedPlugins: map[int]goplugin.PluginSet{pluginsdk.ProtocolVersion: {pluginsdk.PluginName: &hostSide{}}},
+		HandshakeConfig:  pluginrpc.Handshake,
+		VersionedPlugins: map[int]goplugin.PluginSet{pluginrpc.ProtocolVersion: {pluginrpc.PluginName: &hostSide{}}},
 		Cmd:              cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		SkipHostEnv:      true,
 		StartTimeout:     cfg.StartTimeout,
 		Logger:           cfg.Logger.Named(cfg.Name),
 		GRPCDialOptions: []grpc.DialOption{
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(pluginsdk.MaxMessageBytes), grpc.MaxCallSendMsgSize(pluginsdk.MaxMessageBytes)),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(pluginrpc.MaxMessageBytes), grpc.MaxCallSendMsgSize(pluginrpc.MaxMessageBytes)),
 			grpc.WithIdleTimeout(math.MaxInt64),
 		},
 	}
@@ -157,7 +157,7 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 		}
 		tlsFD = r
 		cmd.ExtraFiles = []*os.File{r}
-		cmd.Env = append(cmd.Env, pluginsdk.TLSFDEnv+"=3")
+		cmd.Env = append(cmd.Env, pluginrpc.TLSFDEnv+"=3")
 		clientCfg.TLSConfig = tlsCfg
 	}
 
@@ -179,11 +179,11 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 		})
 		return nil, fail(err, "%s", startFailure(cfg, err, st, exited))
 	}
-	if v := client.NegotiatedVersion(); v != pluginsdk.ProtocolVersion {
+	if v := client.NegotiatedVersion(); v != pluginrpc.ProtocolVersion {
 		p.Kill()
-		return nil, fail(nil, "protocol version mismatch: the plugin speaks %d, the host %d", v, pluginsdk.ProtocolVersion)
+		return nil, fail(nil, "protocol version mismatch: the plugin speaks %d, the host %d", v, pluginrpc.ProtocolVersion)
 	}
-	raw, err := rpc.Dispense(pluginsdk.PluginName)
+	raw, err := rpc.Dispense(pluginrpc.PluginName)
 	if err != nil {
 		p.Kill()
 		return nil, fail(err, "dispense: %v", err)
@@ -275,7 +275,7 @@ func FileSHA256(path string) (string, error) {
 
 // bundlePipe writes the bundle into a pipe and returns its read end, to be
 // inherited by the plugin as a file descriptor.
-func bundlePipe(b pluginsdk.TLSBundle) (*os.File, error) {
+func bundlePipe(b pluginrpc.TLSBundle) (*os.File, error) {
 	data, err := json.Marshal(b)
 	if err != nil {
 		return nil, err
@@ -299,20 +299,20 @@ func bundlePipe(b pluginsdk.TLSBundle) (*os.File, error) {
 // hostSide is the host's side of the go-plugin plugin type: it dispenses
 // the SDK's Remote with what supervision needs besides, the connection (for
 // liveness checks) and the context go-plugin ends when the process exits.
-type hostSide struct{ pluginsdk.GRPCPlugin }
+type hostSide struct{ pluginrpc.Plugin }
 
 type dispensed struct {
-	remote *pluginsdk.Remote
+	remote *pluginrpc.Remote
 	conn   *grpc.ClientConn
 	done   <-chan struct{}
 }
 
 func (h *hostSide) GRPCClient(ctx context.Context, broker *goplugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
-	raw, err := h.GRPCPlugin.GRPCClient(ctx, broker, conn)
+	raw, err := h.Plugin.GRPCClient(ctx, broker, conn)
 	if err != nil {
 		return nil, err
 	}
-	remote, ok := raw.(*pluginsdk.Remote)
+	remote, ok := raw.(*pluginrpc.Remote)
 	if !ok {
 		return nil, fmt.Errorf("dispensed %T, not a kosong plugin", raw)
 	}

@@ -70,6 +70,9 @@ type Options struct {
 	Calls capability.CallTracker
 	// RestartBackoff defaults to supervise.DefaultBackoff.
 	RestartBackoff time.Duration
+	// OnProgress receives the progress of calls whose context carries no
+	// callback (toolset.WithProgress).
+	OnProgress func(toolset.Progress)
 }
 
 // Status is the load outcome of one tool of a plugin.
@@ -233,6 +236,9 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 		Session: capability.Session{ID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},
 		Configs: configs,
 		Calls:   opts.Calls,
+		// Every plugin gets the Progress capability's sinks; a plugin built
+		// before it existed never reports to them.
+		Progress: &capability.ProgressSinks{},
 	}
 	p.req = &pluginv1.LoadRequest{
 		Session:     &pluginv1.SessionInfo{Id: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},
@@ -257,7 +263,7 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 		case pluginv1.ToolLoad_STATUS_LOADED:
 			st.Status = "loaded"
 			p.loaded = append(p.loaded, d.GetName())
-			st.Tool = &tool{plugin: p, spec: toolset.Spec{
+			st.Tool = &tool{plugin: p, onProgress: opts.OnProgress, spec: toolset.Spec{
 				Name: d.GetName(), Description: d.GetDescription(), Parameters: []byte(d.GetParametersSchema()),
 				Source: sp.source(first.Path), Capabilities: d.GetCapabilities(),
 				Timeout: callTimeout(time.Duration(d.GetDefaultTimeoutMs())*time.Millisecond, sp.Timeout),

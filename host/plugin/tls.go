@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/kosong-host/kosong-host/pluginsdk"
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
 
 // identity is a one-time self-signed ECDSA P-256 certificate for
@@ -73,20 +73,20 @@ var (
 
 // NewTLS mints a child's one-time identity and returns the host's TLS config
 // that trusts only it, and the bundle to hand the child (see
-// pluginsdk.TLSBundle).
-func NewTLS(name string) (*tls.Config, pluginsdk.TLSBundle, error) {
+// pluginrpc.TLSBundle).
+func NewTLS(name string) (*tls.Config, pluginrpc.TLSBundle, error) {
 	hostIdentityOnce.Do(func() { hostIdentity, hostIdentityErr = newIdentity("host") })
 	if hostIdentityErr != nil {
-		return nil, pluginsdk.TLSBundle{}, fmt.Errorf("mint host certificate: %w", hostIdentityErr)
+		return nil, pluginrpc.TLSBundle{}, fmt.Errorf("mint host certificate: %w", hostIdentityErr)
 	}
 	pid, err := newIdentity(name)
 	if err != nil {
-		return nil, pluginsdk.TLSBundle{}, fmt.Errorf("mint plugin certificate: %w", err)
+		return nil, pluginrpc.TLSBundle{}, fmt.Errorf("mint plugin certificate: %w", err)
 	}
-	hostSide := pluginsdk.TLSBundle{CertPEM: hostIdentity.certPEM, KeyPEM: hostIdentity.keyPEM, PeerCertPEM: pid.certPEM}
+	hostSide := pluginrpc.TLSBundle{CertPEM: hostIdentity.certPEM, KeyPEM: hostIdentity.keyPEM, PeerCertPEM: pid.certPEM}
 	cfg, err := hostSide.Config()
 	if err != nil {
-		return nil, pluginsdk.TLSBundle{}, err
+		return nil, pluginrpc.TLSBundle{}, err
 	}
-	return cfg, pluginsdk.TLSBundle{CertPEM: pid.certPEM, KeyPEM: pid.keyPEM, PeerCertPEM: hostIdentity.certPEM}, nil
+	return cfg, pluginrpc.TLSBundle{CertPEM: pid.certPEM, KeyPEM: pid.keyPEM, PeerCertPEM: hostIdentity.certPEM}, nil
 }

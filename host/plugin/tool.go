@@ -20,6 +20,8 @@ import (
 type tool struct {
 	spec   toolset.Spec
 	plugin *Plugin
+	// onProgress receives the call's progress when ctx carries no callback.
+	onProgress func(toolset.Progress)
 }
 
 func (t *tool) Spec() toolset.Spec { return t.spec }
@@ -34,6 +36,7 @@ func (t *tool) Call(ctx context.Context, id string, args json.RawMessage) toolse
 		return toolset.RuntimeError(err)
 	}
 	release := sup.Guard(ctx, cur)
+	defer t.routeProgress(ctx, id)()
 	resp, err := cur.Remote.Plugin.Call(ctx, &pluginv1.CallRequest{ToolCallId: id, ToolName: t.spec.Name, Arguments: string(args)})
 	release()
 	if err != nil {

@@ -28,7 +28,8 @@ type Spec struct {
 	Source string
 	// Capabilities the tool was given.
 	Capabilities []string
-	// Timeout bounds each call; 0 means none.
+	// Timeout bounds each call without progress (KeepAlive restarts it);
+	// 0 means none.
 	Timeout time.Duration
 }
 
@@ -249,25 +250,25 @@ func (ts *Toolset) run(ctx context.Context, e *entry, id string, args json.RawMe
 		}
 	}()
 	if e.spec.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, e.spec.Timeout)
-		defer cancel()
+		var stop func()
+		ctx, stop = withIdleTimeout(ctx, e.spec.Timeout)
+		defer stop()
 	}
 	r = e.tool.Call(ctx, id, args)
 	if r.Kind != Ok {
 		awaitNearDeadline(ctx)
 	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) && r.Kind != Ok {
+	if (timedOut(ctx) || errors.Is(ctx.Err(), context.DeadlineExceeded)) && r.Kind != Ok {
 		return Result{Kind: Failed, Message: fmt.Sprintf("Tool %s timed out after %s", e.spec.Name, e.spec.Timeout),
 			Brief: "Timed out", Output: r.Output}
 	}
 	return r
 }
 
-// deadlineSlack is how close to its deadline a failed call counts as one
-// that ran into it. The plugin holds the same deadline (gRPC sends it along)
-// and may end the stream a moment before the host's own timer fires,
-// particularly on a loaded machine.
+// deadlineSlack is how close to a deadline of the caller's context a failed
+// call counts as one that ran into it. The plugin holds the same deadline
+// (gRPC sends it along) and may end the stream a moment before the host's
+// own timer fires, particularly on a loaded machine.
 const deadlineSlack = 250 * time.Millisecond
 
 // awaitNearDeadline waits for ctx to end when its deadline is at most

@@ -56,16 +56,20 @@ func TestHandle(t *testing.T) {
 				<-ctx.Done()
 				return Result{Kind: Failed, Message: "interrupted", Output: []providers.ContentPart{providers.TextPart("partial")}}
 			}},
-		// The plugin holds the same deadline and may end the stream a
-		// moment before the host's timer fires.
-		fakeTool{spec: Spec{Name: "EndsFirst", Parameters: json.RawMessage(`{"type":"object"}`), Timeout: 200 * time.Millisecond},
+		// Progress restarts the timeout clock: the call outlives its timeout.
+		fakeTool{spec: Spec{Name: "KeepsAlive", Parameters: json.RawMessage(`{"type":"object"}`), Timeout: 500 * time.Millisecond},
 			call: func(ctx context.Context, _ string, _ json.RawMessage) Result {
-				dl, _ := ctx.Deadline()
-				<-time.After(time.Until(dl) - 20*time.Millisecond)
-				if ctx.Err() != nil {
-					return Result{Kind: Failed, Message: "the host's timer fired early"}
+				tick := time.NewTicker(50 * time.Millisecond)
+				defer tick.Stop()
+				for range 20 {
+					select {
+					case <-tick.C:
+						KeepAlive(ctx)
+					case <-ctx.Done():
+						return Result{Kind: Failed, Message: "cut off"}
+					}
 				}
-				return Result{Kind: Failed, Message: "Error running tool: stream terminated by RST_STREAM with error code: CANCEL"}
+				return Result{Output: []providers.ContentPart{providers.TextPart("alive")}}
 			}},
 		fakeTool{spec: Spec{Name: "FailsFast", Parameters: json.RawMessage(`{"type":"object"}`), Timeout: time.Minute},
 			call: func(context.Context, string, json.RawMessage) Result {
@@ -81,7 +85,7 @@ func TestHandle(t *testing.T) {
 		{"valid", "Shell", `{"command":"ls"}`, Ok, "", "", `{"command":"ls"}`},
 		{"empty arguments are {}", "Boom", ``, Failed, "Error running tool: host-side adapter bug", "Tool runtime error", ""},
 		{"null arguments are {}", "Slow", `null`, Failed, "Tool Slow timed out after 50ms", "Timed out", "partial"},
-		{"plugin ends a call at its deadline first", "EndsFirst", `{}`, Failed, "Tool EndsFirst timed out after 200ms", "Timed out", ""},
+		{"progress restarts the timeout", "KeepsAlive", `{}`, Ok, "", "", "alive"},
 		{"failure long before the deadline", "FailsFast", `{}`, Failed, "Error running tool: no such table", "Tool runtime error", ""},
 		{"not found", "Nope", `{}`, Failed, "Tool `Nope` not found", "Tool `Nope` not found", ""},
 		{"not JSON", "Shell", `{"command":`, Failed, "Error parsing JSON arguments: unexpected EOF", "Invalid arguments", ""},

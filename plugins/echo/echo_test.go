@@ -19,7 +19,7 @@ func TestEcho(t *testing.T) {
 		{`{"text":"multi\nline ünïcode"}`, "multi\nline ünïcode"},
 	}
 	for _, tt := range tests {
-		if got := h.Call(t, "Echo", tt.args); got.Kind != pluginsdk.KindOk || got.Output != tt.want || got.Brief != "echoed" {
+		if got := h.MustCall(t, "Echo", tt.args); got.Kind != pluginsdk.KindOk || got.Text() != tt.want || got.Brief != "echoed" {
 			t.Errorf("Echo(%s) = %+v", tt.args, got)
 		}
 	}

@@ -52,11 +52,11 @@ func harness(t *testing.T, work string, approver plugintest.Approver) *plugintes
 func compileSchema(t *testing.T, h *plugintest.Harness, tool string) *jsonschema.Resolved {
 	t.Helper()
 	for _, spec := range h.Describe(t) {
-		if spec.GetName() != tool {
+		if spec.Name != tool {
 			continue
 		}
 		var s jsonschema.Schema
-		if err := json.Unmarshal([]byte(spec.GetParametersSchema()), &s); err != nil {
+		if err := json.Unmarshal(spec.Schema, &s); err != nil {
 			t.Fatal(err)
 		}
 		rs, err := s.Resolve(nil)

@@ -72,8 +72,8 @@ func TestReadFile(t *testing.T) {
 	h := harness(t, work, nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := h.Call(t, "ReadFile", tt.args)
-			if got.Kind != tt.kind || got.Output != tt.output || !strings.Contains(got.Message, tt.message) {
+			got := h.MustCall(t, "ReadFile", tt.args)
+			if got.Kind != tt.kind || got.Text() != tt.output || !strings.Contains(got.Message, tt.message) {
 				t.Fatalf("got %+v\nwant kind %v, output %q, message containing %q", got, tt.kind, tt.output, tt.message)
 			}
 		})
@@ -94,9 +94,9 @@ func TestReadFileCaps(t *testing.T) {
 
 	t.Run("long lines cut to the line cap without splitting a character", func(t *testing.T) {
 		for _, name := range []string{"long-ascii.txt", "long-utf8.txt"} {
-			got := h.Call(t, "ReadFile", fmt.Sprintf(`{"path": %q}`, name))
-			first := strings.SplitN(got.Output, "\n", 2)[0]
-			if got.Kind != pluginsdk.KindOk || !utf8.ValidString(got.Output) || utf8.RuneCountInString(first) != pluginsdk.MaxOutputLineChars ||
+			got := h.MustCall(t, "ReadFile", fmt.Sprintf(`{"path": %q}`, name))
+			first := strings.SplitN(got.Text(), "\n", 2)[0]
+			if got.Kind != pluginsdk.KindOk || !utf8.ValidString(got.Text()) || utf8.RuneCountInString(first) != pluginsdk.MaxOutputLineChars ||
 				!strings.HasSuffix(first, pluginsdk.TruncatedMarker) {
 				t.Fatalf("%s: first line has %d runes: %q...", name, utf8.RuneCountInString(first), first[:40])
 			}
@@ -117,8 +117,8 @@ func TestReadFileCaps(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := h.Call(t, "ReadFile", fmt.Sprintf(`{"path": %q}`, tt.file))
-			n := strings.Count(got.Output, "\n")
+			got := h.MustCall(t, "ReadFile", fmt.Sprintf(`{"path": %q}`, tt.file))
+			n := strings.Count(got.Text(), "\n")
 			if got.Kind != pluginsdk.KindOk || n != tt.lastLine || !strings.Contains(got.Message, tt.message) {
 				t.Fatalf("%d lines, message %q", n, got.Message)
 			}
@@ -145,7 +145,7 @@ func TestReadFileUnreadable(t *testing.T) {
 	if err := os.Chmod(filepath.Join(work, "secret.txt"), 0); err != nil {
 		t.Fatal(err)
 	}
-	got := harness(t, work, nil).Call(t, "ReadFile", `{"path": "secret.txt"}`)
+	got := harness(t, work, nil).MustCall(t, "ReadFile", `{"path": "secret.txt"}`)
 	if got.Kind != pluginsdk.KindError || !strings.Contains(got.Message, "Permission denied") {
 		t.Fatalf("got %+v", got)
 	}

@@ -63,7 +63,7 @@ func TestStrReplaceFile(t *testing.T) {
 				writeTree(t, work, map[string]string{"f.txt": tt.content})
 			}
 			h := harness(t, work, tt.approver)
-			got := h.Call(t, "StrReplaceFile", tt.args)
+			got := h.MustCall(t, "StrReplaceFile", tt.args)
 			if got.Kind != tt.kind || !strings.Contains(got.Message, tt.message) {
 				t.Fatalf("got %+v", got)
 			}
@@ -76,7 +76,7 @@ func TestStrReplaceFile(t *testing.T) {
 			if tt.asked != (len(approvals) == 1) || tt.asked && (approvals[0].Action != actionEdit || approvals[0].Description != "Edit file `"+filepath.Join(work, "f.txt")+"`") {
 				t.Fatalf("approvals = %+v", approvals)
 			}
-			if tt.kind == pluginsdk.KindOk && (len(got.Display) != 1 || got.Display[0].GetKind() != "diff") {
+			if tt.kind == pluginsdk.KindOk && (len(got.Display) != 1 || got.Display[0].Kind != "diff") {
 				t.Fatalf("display = %v", got.Display)
 			}
 		})
@@ -90,7 +90,7 @@ func TestStrReplaceFileOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := harness(t, work, nil)
-	got := h.Call(t, "StrReplaceFile", `{"path": "link.txt", "edit": {"old": "b", "new": "B"}}`)
+	got := h.MustCall(t, "StrReplaceFile", `{"path": "link.txt", "edit": {"old": "b", "new": "B"}}`)
 	if got.Kind != pluginsdk.KindOk || readFile(t, filepath.Join(other, "t.txt")) != "aBc" {
 		t.Fatalf("got %+v", got)
 	}

@@ -62,8 +62,8 @@ func TestGlob(t *testing.T) {
 	h := harness(t, work, nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := h.Call(t, "Glob", tt.args)
-			if got.Kind != tt.kind || got.Output != tt.output || !strings.Contains(got.Message, tt.message) {
+			got := h.MustCall(t, "Glob", tt.args)
+			if got.Kind != tt.kind || got.Text() != tt.output || !strings.Contains(got.Message, tt.message) {
 				t.Fatalf("got %+v", got)
 			}
 		})
@@ -77,8 +77,8 @@ func TestGlobCap(t *testing.T) {
 		files[fmt.Sprintf("f%04d.txt", i)] = ""
 	}
 	writeTree(t, work, files)
-	got := harness(t, work, nil).Call(t, "Glob", `{"pattern": "*.txt"}`)
-	lines := strings.Split(strings.TrimSuffix(got.Output, "\n"), "\n")
+	got := harness(t, work, nil).MustCall(t, "Glob", `{"pattern": "*.txt"}`)
+	lines := strings.Split(strings.TrimSuffix(got.Text(), "\n"), "\n")
 	if got.Kind != pluginsdk.KindOk || len(lines) != maxGlobResults || lines[0] != "f0000.txt" ||
 		!strings.Contains(got.Message, "Only the first 1000 matches are listed") {
 		t.Fatalf("%d lines, message %q", len(lines), got.Message)
@@ -155,8 +155,8 @@ func TestGrep(t *testing.T) {
 	h := harness(t, work, nil)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := h.Call(t, "Grep", tt.args)
-			if got.Kind != tt.kind || got.Output != tt.output || !strings.Contains(got.Message, tt.message) {
+			got := h.MustCall(t, "Grep", tt.args)
+			if got.Kind != tt.kind || got.Text() != tt.output || !strings.Contains(got.Message, tt.message) {
 				t.Fatalf("got %+v\nwant output %q", got, tt.output)
 			}
 		})

@@ -89,7 +89,7 @@ func TestWriteFile(t *testing.T) {
 			}
 			writeTree(t, work, files)
 			h := harness(t, work, tt.approver)
-			got := h.Call(t, "WriteFile", expand(tt.args))
+			got := h.MustCall(t, "WriteFile", expand(tt.args))
 			if got.Kind != tt.kind || !strings.Contains(got.Message, tt.message) || got.Feedback != tt.feedback {
 				t.Fatalf("got %+v", got)
 			}
@@ -114,11 +114,11 @@ func TestWriteFile(t *testing.T) {
 				}
 			}
 			if tt.diff != nil {
-				if len(got.Display) != 1 || got.Display[0].GetKind() != "diff" {
+				if len(got.Display) != 1 || got.Display[0].Kind != "diff" {
 					t.Fatalf("display = %v", got.Display)
 				}
 				var d diffData
-				if err := json.Unmarshal([]byte(got.Display[0].GetData()), &d); err != nil {
+				if err := json.Unmarshal(got.Display[0].Data.(json.RawMessage), &d); err != nil {
 					t.Fatal(err)
 				}
 				want := *tt.diff
@@ -137,7 +137,7 @@ func TestWriteFileAtomicKeepsMode(t *testing.T) {
 	if err := os.WriteFile(p, []byte("old"), 0o750); err != nil {
 		t.Fatal(err)
 	}
-	got := harness(t, work, nil).Call(t, "WriteFile", `{"path": "script.sh", "content": "#!/bin/sh\n"}`)
+	got := harness(t, work, nil).MustCall(t, "WriteFile", `{"path": "script.sh", "content": "#!/bin/sh\n"}`)
 	if got.Kind != pluginsdk.KindOk {
 		t.Fatalf("got %+v", got)
 	}

@@ -4,12 +4,12 @@ package shell
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,10 +21,10 @@ import (
 func TestDescribe(t *testing.T) {
 	h := plugintest.New(t, plugintest.Options{}, definitions()...)
 	spec := h.Describe(t)[0]
-	if spec.GetDefaultTimeoutMs() != toolTimeout.Milliseconds() || toolTimeout <= maxTimeout*time.Second {
-		t.Fatalf("default timeout = %dms, must exceed %ds", spec.GetDefaultTimeoutMs(), maxTimeout)
+	if spec.Timeout != toolTimeout || toolTimeout <= maxTimeout*time.Second {
+		t.Fatalf("default timeout = %s, must exceed %ds", spec.Timeout, maxTimeout)
 	}
-	if caps := spec.GetCapabilities(); len(caps) != 2 || caps[0] != pluginsdk.CapApproval || caps[1] != pluginsdk.CapEnvironment {
+	if caps := spec.Capabilities; len(caps) != 2 || caps[0] != "Approval" || caps[1] != "Environment" {
 		t.Fatalf("capabilities = %v", caps)
 	}
 }
@@ -61,8 +61,8 @@ func TestShell(t *testing.T) {
 				t.Fatal(err)
 			}
 			h := plugintest.New(t, plugintest.Options{WorkDir: work, Approver: tt.approver}, definitions()...)
-			got := h.Call(t, "Shell", tt.args)
-			if got.Kind != tt.kind || got.Output != tt.output || got.Message != tt.message || got.Feedback != tt.feedback {
+			got := h.MustCall(t, "Shell", tt.args)
+			if got.Kind != tt.kind || got.Text() != tt.output || got.Message != tt.message || got.Feedback != tt.feedback {
 				t.Fatalf("got %+v", got)
 			}
 		})
@@ -71,7 +71,7 @@ func TestShell(t *testing.T) {
 
 func TestApprovalAsked(t *testing.T) {
 	h := plugintest.New(t, plugintest.Options{}, definitions()...)
-	h.Call(t, "Shell", `{"command": "echo hi"}`)
+	h.MustCall(t, "Shell", `{"command": "echo hi"}`)
 	got := h.Approvals()
 	if len(got) != 1 || got[0].Action != "run command" || got[0].Description != "Run command `echo hi`" || got[0].ToolName != "Shell" {
 		t.Fatalf("approvals = %+v", got)
@@ -81,7 +81,7 @@ func TestApprovalAsked(t *testing.T) {
 func TestRejectedCommandDoesNotRun(t *testing.T) {
 	work := t.TempDir()
 	h := plugintest.New(t, plugintest.Options{WorkDir: work, Approver: plugintest.RejectAll("")}, definitions()...)
-	h.Call(t, "Shell", `{"command": "touch ran"}`)
+	h.MustCall(t, "Shell", `{"command": "touch ran"}`)
 	if _, err := os.Stat(filepath.Join(work, "ran")); !os.IsNotExist(err) {
 		t.Fatalf("rejected command ran: %v", err)
 	}
@@ -93,8 +93,8 @@ func TestTimeoutKillsGrandchild(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
 	h := plugintest.New(t, plugintest.Options{WorkDir: work}, definitions()...)
-	got := h.Call(t, "Shell", `{"command": "sleep 300 & echo $! > pid; echo waiting; wait", "timeout": 1}`)
-	if got.Kind != pluginsdk.KindError || got.Message != "Command timed out after 1s" || got.Output != "waiting\n" {
+	got := h.MustCall(t, "Shell", `{"command": "sleep 300 & echo $! > pid; echo waiting; wait", "timeout": 1}`)
+	if got.Kind != pluginsdk.KindError || got.Message != "Command timed out after 1s" || got.Text() != "waiting\n" {
 		t.Fatalf("got %+v", got)
 	}
 	waitGone(t, readPid(t, filepath.Join(work, "pid")))
@@ -108,17 +108,18 @@ func TestCancelKillsGrandchild(t *testing.T) {
 	h := plugintest.New(t, plugintest.Options{WorkDir: work}, definitions()...)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		// The cancelled RPC fails; the harness reports it through Fatalf,
-		// which tolerantTB only records.
-		h.CallContext(&tolerantTB{TB: t}, ctx, "Shell", `{"command": "sleep 300 & echo $! > pid.tmp; mv pid.tmp pid; wait", "timeout": 300}`)
-	})
+	errc := make(chan error, 1)
+	go func() {
+		_, err := h.Call(ctx, "Shell", `{"command": "sleep 300 & echo $! > pid.tmp; mv pid.tmp pid; wait", "timeout": 300}`)
+		errc <- err
+	}()
 	pidFile := filepath.Join(work, "pid")
 	poll(t, "the pid file", func() bool { _, err := os.Stat(pidFile); return err == nil })
 	pid := readPid(t, pidFile)
 	cancel()
-	wg.Wait()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled call: err = %v, want context.Canceled", err)
+	}
 	waitGone(t, pid)
 }
 
@@ -129,27 +130,15 @@ func TestBackgroundProcessHoldingOutput(t *testing.T) {
 	work := t.TempDir()
 	h := plugintest.New(t, plugintest.Options{WorkDir: work}, definitions()...)
 	start := time.Now()
-	got := h.Call(t, "Shell", `{"command": "sleep 300 & echo $! > pid; echo done", "timeout": 60}`)
+	got := h.MustCall(t, "Shell", `{"command": "sleep 300 & echo $! > pid; echo done", "timeout": 60}`)
 	pid := readPid(t, filepath.Join(work, "pid"))
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-	if got.Kind != pluginsdk.KindOk || got.Output != "done\n" || !strings.Contains(got.Message, "background process") {
+	if got.Kind != pluginsdk.KindOk || got.Text() != "done\n" || !strings.Contains(got.Message, "background process") {
 		t.Fatalf("got %+v", got)
 	}
 	if d := time.Since(start); d > 30*time.Second {
 		t.Fatalf("call took %v", d)
 	}
-}
-
-type tolerantTB struct {
-	testing.TB
-	mu     sync.Mutex
-	failed string
-}
-
-func (r *tolerantTB) Fatalf(format string, args ...any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.failed = fmt.Sprintf(format, args...)
 }
 
 func readPid(t *testing.T, path string) int {

@@ -6,7 +6,6 @@ package think
 import (
 	"context"
 	"embed"
-	"os"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -24,12 +23,10 @@ type Params struct {
 // Think records a thought.
 type Think struct{ logger hclog.Logger }
 
-// NewThink constructs the tool. Its log lines go to stderr, which the host
-// re-logs (at debug level they show only when the host asks for them).
-func NewThink() (*Think, error) {
-	return &Think{logger: hclog.New(&hclog.LoggerOptions{
-		Name: "think", Output: os.Stderr, JSONFormat: true, Level: hclog.LevelFromString(os.Getenv("KOSONG_PLUGIN_LOG_LEVEL")),
-	})}, nil
+// NewThink constructs the tool with the plugin's logger, whose lines the
+// host re-logs (at debug level they show only when the host asks for them).
+func NewThink(logger hclog.Logger) (*Think, error) {
+	return &Think{logger: logger}, nil
 }
 
 // Call logs the thought and returns an empty result.

@@ -35,17 +35,17 @@ func TestSetTodoList(t *testing.T) {
 		{"cleared", `{}`, pluginsdk.KindOk, "", "The todo list is empty.", `[]`},
 	}
 	for _, st := range steps {
-		got := h.Call(t, "SetTodoList", st.args)
-		if got.Kind != st.kind || got.Output != st.output || got.Message != st.message {
+		got := h.MustCall(t, "SetTodoList", st.args)
+		if got.Kind != st.kind || got.Text() != st.output || got.Message != st.message {
 			t.Fatalf("%s: got %+v", st.name, got)
 		}
 		if st.items != "" {
-			if len(got.Display) != 1 || got.Display[0].GetKind() != "todo" {
+			if len(got.Display) != 1 || got.Display[0].Kind != "todo" {
 				t.Fatalf("%s: display = %v", st.name, got.Display)
 			}
 			var block struct{ Items json.RawMessage }
-			if err := json.Unmarshal([]byte(got.Display[0].GetData()), &block); err != nil || string(block.Items) != st.items {
-				t.Fatalf("%s: todo block = %s (%v)", st.name, got.Display[0].GetData(), err)
+			if err := json.Unmarshal(got.Display[0].Data.(json.RawMessage), &block); err != nil || string(block.Items) != st.items {
+				t.Fatalf("%s: todo block = %s (%v)", st.name, got.Display[0].Data, err)
 			}
 		}
 	}
@@ -56,18 +56,18 @@ func TestSetTodoList(t *testing.T) {
 func TestSurvivesRestart(t *testing.T) {
 	state := t.TempDir()
 	first := plugintest.New(t, plugintest.Options{StateDir: state}, definitions()...)
-	if got := first.Call(t, "SetTodoList", `{"todos": [{"title": "Ship it", "status": "in_progress"}]}`); got.Kind != pluginsdk.KindOk {
+	if got := first.MustCall(t, "SetTodoList", `{"todos": [{"title": "Ship it", "status": "in_progress"}]}`); got.Kind != pluginsdk.KindOk {
 		t.Fatalf("set: %+v", got)
 	}
 	second := plugintest.New(t, plugintest.Options{StateDir: state}, definitions()...)
-	if got := second.Call(t, "SetTodoList", `{}`); got.Output != "1. [in_progress] Ship it\n" {
+	if got := second.MustCall(t, "SetTodoList", `{}`); got.Text() != "1. [in_progress] Ship it\n" {
 		t.Fatalf("after restart: %+v", got)
 	}
 	if _, err := os.Stat(filepath.Join(state, "todos.json")); err != nil {
 		t.Fatal(err)
 	}
 	other := plugintest.New(t, plugintest.Options{}, definitions()...)
-	if got := other.Call(t, "SetTodoList", `{}`); got.Output != "" {
+	if got := other.MustCall(t, "SetTodoList", `{}`); got.Text() != "" {
 		t.Fatalf("another session sees the list: %+v", got)
 	}
 }
@@ -78,11 +78,11 @@ func TestCorruptState(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := plugintest.New(t, plugintest.Options{StateDir: state}, definitions()...)
-	if got := h.Call(t, "SetTodoList", `{}`); got.Kind != pluginsdk.KindError {
+	if got := h.MustCall(t, "SetTodoList", `{}`); got.Kind != pluginsdk.KindError {
 		t.Fatalf("got %+v", got)
 	}
 	// Setting a new list repairs it.
-	if got := h.Call(t, "SetTodoList", `{"todos": [{"title": "a", "status": "done"}]}`); got.Kind != pluginsdk.KindOk {
+	if got := h.MustCall(t, "SetTodoList", `{"todos": [{"title": "a", "status": "done"}]}`); got.Kind != pluginsdk.KindOk {
 		t.Fatalf("got %+v", got)
 	}
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/kosong-host/kosong-host/pluginsdk"
 	"github.com/kosong-host/kosong-host/pluginsdk/plugintest"
-	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
 
 const page = `<!DOCTYPE html>
@@ -74,13 +73,16 @@ func testServer(t *testing.T) *httptest.Server {
 	return srv
 }
 
+// fetchOnly loads FetchURL alone: SearchWeb skips without a config.
+var fetchOnly = plugintest.Options{Tools: []string{"FetchURL"}}
+
 func newHarness(t *testing.T, o options, opts plugintest.Options) *plugintest.Harness {
 	return plugintest.New(t, opts, newDefinitions(o)...)
 }
 
 func TestFetchURL(t *testing.T) {
 	srv := testServer(t)
-	h := newHarness(t, options{client: newClient(5 * time.Second), maxBytes: 4096}, plugintest.Options{})
+	h := newHarness(t, options{client: newClient(5 * time.Second), maxBytes: 4096}, fetchOnly)
 	tests := []struct {
 		name     string
 		url      string
@@ -108,22 +110,22 @@ func TestFetchURL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := h.Call(t, "FetchURL", fmt.Sprintf(`{"url": %q}`, tt.url))
+			got := h.MustCall(t, "FetchURL", fmt.Sprintf(`{"url": %q}`, tt.url))
 			if got.Kind != tt.kind || !strings.Contains(got.Message, tt.message) {
 				t.Fatalf("got %+v", got)
 			}
 			for _, s := range tt.contains {
-				if !strings.Contains(got.Output, s) {
-					t.Errorf("output lacks %q:\n%s", s, got.Output)
+				if !strings.Contains(got.Text(), s) {
+					t.Errorf("output lacks %q:\n%s", s, got.Text())
 				}
 			}
 			for _, s := range tt.absent {
-				if strings.Contains(got.Output, s) {
-					t.Errorf("output has %q:\n%s", s, got.Output)
+				if strings.Contains(got.Text(), s) {
+					t.Errorf("output has %q:\n%s", s, got.Text())
 				}
 			}
-			if tt.name == "oversized body cut" && len(got.Output) != 4096 {
-				t.Errorf("read %d bytes, want 4096", len(got.Output))
+			if tt.name == "oversized body cut" && len(got.Text()) != 4096 {
+				t.Errorf("read %d bytes, want 4096", len(got.Text()))
 			}
 		})
 	}
@@ -131,8 +133,8 @@ func TestFetchURL(t *testing.T) {
 
 func TestFetchURLTimeout(t *testing.T) {
 	srv := testServer(t)
-	h := newHarness(t, options{client: newClient(100 * time.Millisecond), maxBytes: 4096}, plugintest.Options{})
-	got := h.Call(t, "FetchURL", fmt.Sprintf(`{"url": %q}`, srv.URL+"/slow"))
+	h := newHarness(t, options{client: newClient(100 * time.Millisecond), maxBytes: 4096}, fetchOnly)
+	got := h.MustCall(t, "FetchURL", fmt.Sprintf(`{"url": %q}`, srv.URL+"/slow"))
 	if got.Kind != pluginsdk.KindError || got.Message != fmt.Sprintf("Fetching %s/slow timed out after 100ms.", srv.URL) {
 		t.Fatalf("got %+v", got)
 	}
@@ -179,24 +181,27 @@ func TestSearchWebLoad(t *testing.T) {
 	tests := []struct {
 		name   string
 		config string
-		status pluginv1.ToolLoad_Status
+		status plugintest.Status
 		reason string
 	}{
-		{"no config", "", pluginv1.ToolLoad_STATUS_SKIPPED, "no search service configured (set config.endpoint in agent.yaml)"},
-		{"no endpoint", `{"api_key_env": "X"}`, pluginv1.ToolLoad_STATUS_SKIPPED, "no search service configured (set config.endpoint in agent.yaml)"},
-		{"bad endpoint", `{"endpoint": "ftp://x"}`, pluginv1.ToolLoad_STATUS_FAILED, `SearchWeb config.endpoint "ftp://x" is not an http(s) URL`},
-		{"key variable not set", `{"endpoint": "http://localhost:1/search", "api_key_env": "KOSONG_TEST_SEARCH_KEY"}`, pluginv1.ToolLoad_STATUS_FAILED,
+		{"no config", "", plugintest.Skipped, "no search service configured (set config.endpoint in agent.yaml)"},
+		{"no endpoint", `{"api_key_env": "X"}`, plugintest.Skipped, "no search service configured (set config.endpoint in agent.yaml)"},
+		{"bad endpoint", `{"endpoint": "ftp://x"}`, plugintest.Failed, `SearchWeb config.endpoint "ftp://x" is not an http(s) URL`},
+		{"key variable not set", `{"endpoint": "http://localhost:1/search", "api_key_env": "KOSONG_TEST_SEARCH_KEY"}`, plugintest.Failed,
 			"SearchWeb config.api_key_env names KOSONG_TEST_SEARCH_KEY, which is not set in the plugin's environment (plugins get a minimal environment: list KOSONG_TEST_SEARCH_KEY in the tool's env in agent.yaml)"},
-		{"configured", `{"endpoint": "http://localhost:1/search"}`, pluginv1.ToolLoad_STATUS_LOADED, ""},
+		{"configured", `{"endpoint": "http://localhost:1/search"}`, plugintest.Loaded, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, o, plugintest.Options{Configs: map[string]string{"SearchWeb": tt.config}})
-			got := h.Loads["SearchWeb"]
-			if got.GetStatus() != tt.status || got.GetReason() != tt.reason {
-				t.Fatalf("load = %v %q", got.GetStatus(), got.GetReason())
+			_, loads := plugintest.Load(t, plugintest.Options{Configs: map[string]string{"SearchWeb": tt.config}}, newDefinitions(o)...)
+			got := map[string]plugintest.ToolLoad{}
+			for _, l := range loads {
+				got[l.Name] = l
 			}
-			if h.Loads["FetchURL"].GetStatus() != pluginv1.ToolLoad_STATUS_LOADED {
+			if s := got["SearchWeb"]; s.Status != tt.status || s.Reason != tt.reason {
+				t.Fatalf("load = %v %q", s.Status, s.Reason)
+			}
+			if got["FetchURL"].Status != plugintest.Loaded {
 				t.Fatal("FetchURL did not load")
 			}
 		})
@@ -230,7 +235,7 @@ func TestSearchWeb(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := h.Call(t, "SearchWeb", tt.args)
+			got := h.MustCall(t, "SearchWeb", tt.args)
 			r, body := <-reqs, <-bodies
 			if r.Method != http.MethodPost || r.URL.Path != "/search" || r.Header.Get("Authorization") != "Bearer s3cret" ||
 				r.Header.Get("Content-Type") != "application/json" {
@@ -239,10 +244,10 @@ func TestSearchWeb(t *testing.T) {
 			if body != tt.sent {
 				t.Fatalf("sent %+v, want %+v", body, tt.sent)
 			}
-			if got.Kind != tt.kind || !strings.HasPrefix(got.Output, tt.output) || !strings.Contains(got.Message, tt.message) {
+			if got.Kind != tt.kind || !strings.HasPrefix(got.Text(), tt.output) || !strings.Contains(got.Message, tt.message) {
 				t.Fatalf("got %+v", got)
 			}
-			if n := strings.Count(got.Output, "Title: "); n != tt.results {
+			if n := strings.Count(got.Text(), "Title: "); n != tt.results {
 				t.Fatalf("%d results, want %d", n, tt.results)
 			}
 		})

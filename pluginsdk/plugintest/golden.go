@@ -16,22 +16,22 @@ import (
 // rewrites the golden files instead.
 func CheckSchemas(t *testing.T, update bool, defs ...pluginsdk.Definition) {
 	t.Helper()
-	h := New(t, Options{}, defs...)
+	h, _ := Load(t, Options{}, defs...)
 	specs := h.Describe(t)
 	if len(specs) == 0 {
 		t.Fatal("no tools described")
 	}
 	for _, spec := range specs {
-		t.Run(spec.GetName(), func(t *testing.T) {
-			if spec.GetDescription() == "" {
+		t.Run(spec.Name, func(t *testing.T) {
+			if spec.Description == "" {
 				t.Error("empty description")
 			}
 			var got bytes.Buffer
-			if err := json.Indent(&got, []byte(spec.GetParametersSchema()), "", "  "); err != nil {
+			if err := json.Indent(&got, spec.Schema, "", "  "); err != nil {
 				t.Fatalf("schema is not JSON: %v", err)
 			}
 			got.WriteByte('\n')
-			path := filepath.Join("testdata", spec.GetName()+".schema.json")
+			path := filepath.Join("testdata", spec.Name+".schema.json")
 			if update {
 				if err := os.WriteFile(path, got.Bytes(), 0o644); err != nil {
 					t.Fatal(err)

@@ -2,23 +2,29 @@
 // through the real gRPC glue and go-plugin broker, with fake capabilities.
 //
 //	h := plugintest.New(t, plugintest.Options{WorkDir: t.TempDir()}, myTool)
-//	res := h.Call(t, "MyTool", `{"x": 1}`)
+//	res, err := h.Call(ctx, "MyTool", `{"x": 1}`)
+//
+// New fails the test when a tool does not load; Load returns each tool's
+// load outcome, to test a skip or a constructor failure.
 package plugintest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
 
 	"github.com/kosong-host/kosong-host/pluginsdk"
-	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
+	"github.com/kosong-host/kosong-host/pluginsdk/internal/bridge"
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
 
 // Approver answers approval requests; nil approves everything.
@@ -27,6 +33,7 @@ type Approver func(req ApprovalRequest) pluginsdk.Decision
 // ApprovalRequest is what a tool asked for.
 type ApprovalRequest struct {
 	ToolCallID, ToolName, Action, Description string
+	Display                                   []pluginsdk.DisplayBlock
 }
 
 // ApproveAll approves every request.
@@ -36,6 +43,23 @@ func ApproveAll(ApprovalRequest) pluginsdk.Decision { return pluginsdk.Decision{
 func RejectAll(feedback string) Approver {
 	return func(ApprovalRequest) pluginsdk.Decision { return pluginsdk.Decision{Feedback: feedback} }
 }
+
+// ProgressReport is a progress report a tool made.
+type ProgressReport struct {
+	ToolCallID, ToolName string
+	Done, Total          float64
+	Message              string
+}
+
+// The capability names a tool may ask for (its interface's name in
+// pluginsdk), to restrict Options.Capabilities.
+const (
+	Approval    = "Approval"
+	Environment = "Environment"
+	Session     = "Session"
+	Config      = "Config"
+	Progress    = "Progress"
+)
 
 // Options configure the fake host.
 type Options struct {
@@ -50,26 +74,97 @@ type Options struct {
 	Approver Approver
 	// Configs holds each tool's config block as JSON.
 	Configs map[string]string
-	// Capabilities offered; nil offers all four.
+	// Capabilities offered (Approval, Environment...); nil offers them all.
 	Capabilities []string
 	// Tools to load; nil loads all.
 	Tools []string
+	// Logger receives the plugin's logs (pluginsdk.Logger); nil discards them.
+	Logger hclog.Logger
+	// OnProgress sees each progress report as it arrives; Harness.Progress
+	// lists them all afterwards.
+	OnProgress func(ProgressReport)
+}
+
+// Status is a tool's load outcome.
+type Status int
+
+// The load outcomes.
+const (
+	Loaded Status = iota + 1
+	Skipped
+	Failed
+)
+
+func (s Status) String() string {
+	switch s {
+	case Loaded:
+		return "loaded"
+	case Skipped:
+		return "skipped"
+	case Failed:
+		return "failed"
+	}
+	return "unknown"
+}
+
+var fromRPCStatus = map[pluginrpc.LoadStatus]Status{
+	pluginrpc.StatusLoaded: Loaded, pluginrpc.StatusSkipped: Skipped, pluginrpc.StatusFailed: Failed,
+}
+
+// ToolLoad is one tool's load outcome, with the reason of a skip or failure.
+type ToolLoad struct {
+	Name   string
+	Status Status
+	Reason string
+}
+
+// ToolSpec is a tool as the plugin describes it to the host.
+type ToolSpec struct {
+	Name        string
+	Description string
+	// Schema is the JSON Schema of the parameters.
+	Schema json.RawMessage
+	// Capabilities the constructor asks for.
+	Capabilities []string
+	// Timeout is the tool's default call timeout; 0 means the host's.
+	Timeout time.Duration
 }
 
 // Harness is a plugin served in-process over a real gRPC connection.
 type Harness struct {
-	Remote *pluginsdk.Remote
-	// Loads is the per-tool load outcome.
-	Loads map[string]*pluginv1.ToolLoad
+	remote *pluginrpc.Remote
+	opts   Options
 
 	mu        sync.Mutex
 	approvals []ApprovalRequest
+	progress  []ProgressReport
+	active    map[string]bool
 	nextID    atomic.Int64
 }
 
-// New serves defs in-process, loads them against fake capabilities and
-// returns the harness. It fails the test if the glue itself fails.
+// New serves defs in-process and loads them against fake capabilities. It
+// fails the test at once when a declaration is wrong (Definition.Err), when
+// a tool does not load (a skip or a constructor error, with its reason) or
+// when the glue itself fails. Use Load to test a skip or a failure.
 func New(t testing.TB, opts Options, defs ...pluginsdk.Definition) *Harness {
+	t.Helper()
+	h, loads := Load(t, opts, defs...)
+	var bad []string
+	for _, l := range loads {
+		if l.Status != Loaded {
+			bad = append(bad, fmt.Sprintf("tool %s %s: %s", l.Name, l.Status, l.Reason))
+		}
+	}
+	if len(bad) > 0 {
+		t.Fatalf("plugintest: %s (use plugintest.Load to test a tool that does not load)", strings.Join(bad, "; "))
+	}
+	return h
+}
+
+// Load is New without the check that every tool loaded: it returns each
+// tool's load outcome in the order loaded. Calling a tool that did not load
+// returns a runtime error result.
+func Load(t testing.TB, opts Options, defs ...pluginsdk.Definition) (*Harness, []ToolLoad) {
 	t.Helper()
 	if opts.WorkDir == "" {
 		opts.WorkDir = t.TempDir()
@@ -87,104 +182,85 @@ func New(t testing.TB, opts Options, defs ...pluginsdk.Definition) *Harness {
 		opts.Approver = ApproveAll
 	}
 	if opts.Capabilities == nil {
-		opts.Capabilities = []string{pluginsdk.CapApproval, pluginsdk.CapEnvironment, pluginsdk.CapSession, pluginsdk.CapConfig}
+		opts.Capabilities = []string{Approval, Environment, Session, Config, Progress}
+	}
+	srv, err := bridge.NewServer(defs, opts.Logger)
+	if err != nil {
+		t.Fatalf("plugintest: %v", err)
 	}
 	client, _ := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{
-		pluginsdk.PluginName: &pluginsdk.GRPCPlugin{Definitions: defs},
+		pluginrpc.PluginName: &pluginrpc.Plugin{Impl: srv, Logger: opts.Logger},
 	})
 	t.Cleanup(func() { _ = client.Close() })
-	raw, err := client.Dispense(pluginsdk.PluginName)
+	raw, err := client.Dispense(pluginrpc.PluginName)
 	if err != nil {
 		t.Fatalf("plugintest: dispense: %v", err)
 	}
-	h := &Harness{Remote: raw.(*pluginsdk.Remote), Loads: map[string]*pluginv1.ToolLoad{}}
+	h := &Harness{remote: raw.(*pluginrpc.Remote), opts: opts, active: map[string]bool{}}
 
-	id := h.Remote.Broker.NextId()
-	go h.Remote.Broker.AcceptAndServe(id, func(o []grpc.ServerOption) *grpc.Server {
-		s := grpc.NewServer(o...)
-		pluginv1.RegisterApprovalServer(s, &fakeApproval{h: h, opts: opts})
-		pluginv1.RegisterEnvironmentServer(s, &fakeEnvironment{opts: opts})
-		pluginv1.RegisterSessionServer(s, &fakeSession{opts: opts})
-		pluginv1.RegisterConfigServer(s, &fakeConfig{opts: opts})
-		return s
-	})
+	id := h.remote.ServeHost(fakeHost{h: h})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	resp, err := h.Remote.Plugin.Load(ctx, &pluginv1.LoadRequest{
-		CapabilityBrokerId: id,
+	rl, err := h.remote.Load(ctx, pluginrpc.LoadRequest{
+		CapabilityBrokerID: id,
 		Capabilities:       opts.Capabilities,
-		Session:            &pluginv1.SessionInfo{Id: opts.SessionID, WorkDir: opts.WorkDir, StateDir: opts.StateDir},
+		Session:            pluginrpc.Session{ID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: opts.StateDir},
 		Tools:              opts.Tools,
 		ToolConfigs:        opts.Configs,
 	})
 	if err != nil {
 		t.Fatalf("plugintest: load: %v", err)
 	}
-	for _, tl := range resp.GetTools() {
-		h.Loads[tl.GetName()] = tl
+	loads := make([]ToolLoad, 0, len(rl))
+	for _, l := range rl {
+		loads = append(loads, ToolLoad{Name: l.Name, Status: fromRPCStatus[l.Status], Reason: l.Reason})
 	}
-	return h
+	return h, loads
 }
 
 // Describe returns the plugin's tool specs.
-func (h *Harness) Describe(t testing.TB) []*pluginv1.ToolSpec {
+func (h *Harness) Describe(t testing.TB) []ToolSpec {
 	t.Helper()
-	resp, err := h.Remote.Plugin.Describe(context.Background(), &pluginv1.DescribeRequest{})
+	d, err := h.remote.Describe(context.Background())
 	if err != nil {
 		t.Fatalf("plugintest: describe: %v", err)
 	}
-	return resp.GetTools()
+	specs := make([]ToolSpec, 0, len(d.Tools))
+	for _, s := range d.Tools {
+		specs = append(specs, ToolSpec{Name: s.Name, Description: s.Description, Schema: s.ParametersSchema,
+			Capabilities: s.Capabilities, Timeout: s.DefaultTimeout})
+	}
+	return specs
 }
 
-// Result is a call's outcome in plain form.
-type Result struct {
-	Kind     pluginsdk.ResultKind
-	Output   string
-	Message  string
-	Brief    string
-	Feedback string
-	Runtime  bool
-	Display  []*pluginv1.DisplayBlock
-	Images   []*pluginv1.Image
-}
-
-// Call runs one tool call with a fresh call id and waits for its result.
-func (h *Harness) Call(t testing.TB, tool, args string) Result {
-	t.Helper()
-	return h.CallContext(t, context.Background(), tool, args)
-}
-
-// CallContext is Call with a context, to test cancellation.
-func (h *Harness) CallContext(t testing.TB, ctx context.Context, tool, args string) Result {
-	t.Helper()
+// Call runs one tool call with a fresh call id (call_1, call_2...) and
+// returns its result. The error is a failure of the call itself, not of the
+// tool: a call whose ctx ends first returns an error wrapping ctx's error
+// (errors.Is(err, context.Canceled) or context.DeadlineExceeded).
+func (h *Harness) Call(ctx context.Context, tool, args string) (pluginsdk.Result, error) {
 	id := fmt.Sprintf("call_%d", h.nextID.Add(1))
-	resp, err := h.Remote.Plugin.Call(ctx, &pluginv1.CallRequest{ToolCallId: id, ToolName: tool, Arguments: args})
+	h.mu.Lock()
+	h.active[id] = true
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.active, id)
+		h.mu.Unlock()
+	}()
+	r, err := h.remote.Call(ctx, pluginrpc.CallRequest{ToolCallID: id, ToolName: tool, Arguments: json.RawMessage(args)})
 	if err != nil {
-		t.Fatalf("plugintest: call %s: %v", tool, err)
+		return pluginsdk.Result{}, fmt.Errorf("plugintest: call %s: %w", tool, err)
 	}
-	return fromProto(resp)
+	return fromRPCResult(r), nil
 }
 
-func fromProto(resp *pluginv1.CallResponse) Result {
-	var r Result
-	collect := func(parts []*pluginv1.ContentPart) {
-		for _, p := range parts {
-			if img := p.GetImage(); img != nil {
-				r.Images = append(r.Images, img)
-				continue
-			}
-			r.Output += p.GetText()
-		}
-	}
-	switch x := resp.GetResult().(type) {
-	case *pluginv1.CallResponse_Ok:
-		r.Kind, r.Message, r.Brief, r.Display = pluginsdk.KindOk, x.Ok.GetMessage(), x.Ok.GetBrief(), x.Ok.GetDisplay()
-		collect(x.Ok.GetOutput())
-	case *pluginv1.CallResponse_Error:
-		r.Kind, r.Message, r.Brief, r.Display, r.Runtime = pluginsdk.KindError, x.Error.GetMessage(), x.Error.GetBrief(), x.Error.GetDisplay(), x.Error.GetRuntime()
-		collect(x.Error.GetOutput())
-	case *pluginv1.CallResponse_Rejected:
-		r.Kind, r.Feedback = pluginsdk.KindRejected, x.Rejected.GetFeedback()
+// MustCall is Call with a background context; it fails the test when the
+// call itself fails.
+func (h *Harness) MustCall(t testing.TB, tool, args string) pluginsdk.Result {
+	t.Helper()
+	r, err := h.Call(context.Background(), tool, args)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return r
 }
@@ -196,45 +272,94 @@ func (h *Harness) Approvals() []ApprovalRequest {
 	return append([]ApprovalRequest(nil), h.approvals...)
 }
 
-type fakeApproval struct {
-	pluginv1.UnimplementedApprovalServer
-	h    *Harness
-	opts Options
+// Progress returns the progress reports the tools made so far.
+func (h *Harness) Progress() []ProgressReport {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]ProgressReport(nil), h.progress...)
 }
 
-func (f *fakeApproval) Request(_ context.Context, req *pluginv1.ApprovalRequest) (*pluginv1.ApprovalResponse, error) {
-	ar := ApprovalRequest{ToolCallID: req.GetToolCallId(), ToolName: req.GetToolName(), Action: req.GetAction(), Description: req.GetDescription()}
+var fromRPCKind = map[pluginrpc.ResultKind]pluginsdk.ResultKind{
+	pluginrpc.ResultOk: pluginsdk.KindOk, pluginrpc.ResultError: pluginsdk.KindError, pluginrpc.ResultRejected: pluginsdk.KindRejected,
+}
+
+func fromRPCResult(r pluginrpc.Result) pluginsdk.Result {
+	out := pluginsdk.Result{Kind: fromRPCKind[r.Kind], Message: r.Message, Brief: r.Brief, Feedback: r.Feedback,
+		Runtime: r.Runtime, Display: fromRPCDisplay(r.Display)}
+	for _, p := range r.Output {
+		out.Output = append(out.Output, pluginsdk.Part{Text: p.Text, MimeType: p.MimeType, Data: p.Data, URL: p.URL})
+	}
+	return out
+}
+
+func fromRPCDisplay(blocks []pluginrpc.DisplayBlock) []pluginsdk.DisplayBlock {
+	var out []pluginsdk.DisplayBlock
+	for _, b := range blocks {
+		out = append(out, pluginsdk.DisplayBlock{Kind: b.Kind, Data: b.Data})
+	}
+	return out
+}
+
+// fakeHost answers the plugin's capability requests from Options.
+type fakeHost struct{ h *Harness }
+
+func (f fakeHost) checkActive(id, what string) error {
+	f.h.mu.Lock()
+	defer f.h.mu.Unlock()
+	if !f.h.active[id] {
+		return fmt.Errorf("%s with no tool call in progress (tool call id %q)", what, id)
+	}
+	return nil
+}
+
+func (f fakeHost) RequestApproval(_ context.Context, req pluginrpc.ApprovalRequest) (pluginrpc.Decision, error) {
+	if err := f.checkActive(req.ToolCallID, "approval requested"); err != nil {
+		return pluginrpc.Decision{}, err
+	}
+	ar := ApprovalRequest{ToolCallID: req.ToolCallID, ToolName: req.ToolName, Action: req.Action,
+		Description: req.Description, Display: fromRPCDisplay(req.Display)}
 	f.h.mu.Lock()
 	f.h.approvals = append(f.h.approvals, ar)
 	f.h.mu.Unlock()
-	d := f.opts.Approver(ar)
-	return &pluginv1.ApprovalResponse{Approved: d.Approved, Feedback: d.Feedback}, nil
+	d := f.h.opts.Approver(ar)
+	return pluginrpc.Decision{Approved: d.Approved, Feedback: d.Feedback}, nil
 }
 
-type fakeEnvironment struct {
-	pluginv1.UnimplementedEnvironmentServer
-	opts Options
+func (f fakeHost) Environment(context.Context) (pluginrpc.Environment, error) {
+	o := f.h.opts
+	return pluginrpc.Environment{OS: runtime.GOOS, ShellName: o.Shell.Name, ShellPath: o.Shell.Path,
+		WorkDir: o.WorkDir, Now: time.Now()}, nil
 }
 
-func (f *fakeEnvironment) Get(context.Context, *pluginv1.EnvironmentRequest) (*pluginv1.EnvironmentInfo, error) {
-	return &pluginv1.EnvironmentInfo{Os: runtime.GOOS, ShellName: f.opts.Shell.Name, ShellPath: f.opts.Shell.Path,
-		WorkDir: f.opts.WorkDir, NowUnixNano: time.Now().UnixNano()}, nil
+func (f fakeHost) Session(context.Context) (pluginrpc.Session, error) {
+	o := f.h.opts
+	return pluginrpc.Session{ID: o.SessionID, WorkDir: o.WorkDir, StateDir: o.StateDir}, nil
 }
 
-type fakeSession struct {
-	pluginv1.UnimplementedSessionServer
-	opts Options
+func (f fakeHost) Config(_ context.Context, tool string) (json.RawMessage, error) {
+	if c, ok := f.h.opts.Configs[tool]; ok && c != "" {
+		return json.RawMessage(c), nil
+	}
+	return nil, nil
 }
 
-func (f *fakeSession) Get(context.Context, *pluginv1.SessionRequest) (*pluginv1.SessionInfo, error) {
-	return &pluginv1.SessionInfo{Id: f.opts.SessionID, WorkDir: f.opts.WorkDir, StateDir: f.opts.StateDir}, nil
+func (f fakeHost) ReportProgress(_ context.Context, p pluginrpc.ProgressReport) error {
+	if err := f.checkActive(p.ToolCallID, "progress reported"); err != nil {
+		return err
+	}
+	r := ProgressReport{ToolCallID: p.ToolCallID, ToolName: p.ToolName, Done: p.Progress, Total: p.Total, Message: p.Message}
+	f.h.mu.Lock()
+	f.h.progress = append(f.h.progress, r)
+	f.h.mu.Unlock()
+	if f.h.opts.OnProgress != nil {
+		f.h.opts.OnProgress(r)
+	}
+	return nil
 }
 
-type fakeConfig struct {
-	pluginv1.UnimplementedConfigServer
-	opts Options
-}
-
-func (f *fakeConfig) Get(_ context.Context, req *pluginv1.ConfigRequest) (*pluginv1.ConfigResponse, error) {
-	return &pluginv1.ConfigResponse{Json: f.opts.Configs[req.GetToolName()]}, nil
+// NewServer returns the SDK's server of defs, as Serve serves it, for glue
+// other than the harness's (a benchmark's bare gRPC server, say). It returns
+// the declaration errors Serve would refuse defs with.
+func NewServer(defs ...pluginsdk.Definition) (pluginrpc.Server, error) {
+	return bridge.NewServer(defs, nil)
 }

@@ -1406,6 +1406,121 @@ func (x *ConfigResponse) GetJson() string {
 	return ""
 }
 
+type ProgressReport struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call reporting; reports outside a tool call are refused.
+	ToolCallId string `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	ToolName   string `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
+	// How much is done, in the tool's own unit.
+	Progress float64 `protobuf:"fixed64,3,opt,name=progress,proto3" json:"progress,omitempty"`
+	// The whole amount; 0 when unknown.
+	Total         float64 `protobuf:"fixed64,4,opt,name=total,proto3" json:"total,omitempty"`
+	Message       string  `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProgressReport) Reset() {
+	*x = ProgressReport{}
+	mi := &file_plugin_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProgressReport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProgressReport) ProtoMessage() {}
+
+func (x *ProgressReport) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProgressReport.ProtoReflect.Descriptor instead.
+func (*ProgressReport) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ProgressReport) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *ProgressReport) GetToolName() string {
+	if x != nil {
+		return x.ToolName
+	}
+	return ""
+}
+
+func (x *ProgressReport) GetProgress() float64 {
+	if x != nil {
+		return x.Progress
+	}
+	return 0
+}
+
+func (x *ProgressReport) GetTotal() float64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *ProgressReport) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+type ProgressAck struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProgressAck) Reset() {
+	*x = ProgressAck{}
+	mi := &file_plugin_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProgressAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProgressAck) ProtoMessage() {}
+
+func (x *ProgressAck) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProgressAck.ProtoReflect.Descriptor instead.
+func (*ProgressAck) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{23}
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -1503,7 +1618,15 @@ const file_plugin_proto_rawDesc = "" +
 	"\rConfigRequest\x12\x1b\n" +
 	"\ttool_name\x18\x01 \x01(\tR\btoolName\"$\n" +
 	"\x0eConfigResponse\x12\x12\n" +
-	"\x04json\x18\x01 \x01(\tR\x04json2\xe9\x01\n" +
+	"\x04json\x18\x01 \x01(\tR\x04json\"\x9b\x01\n" +
+	"\x0eProgressReport\x12 \n" +
+	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"toolCallId\x12\x1b\n" +
+	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12\x1a\n" +
+	"\bprogress\x18\x03 \x01(\x01R\bprogress\x12\x14\n" +
+	"\x05total\x18\x04 \x01(\x01R\x05total\x12\x18\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\"\r\n" +
+	"\vProgressAck2\xe9\x01\n" +
 	"\x06Plugin\x12Q\n" +
 	"\bDescribe\x12!.kosong.plugin.v1.DescribeRequest\x1a\".kosong.plugin.v1.DescribeResponse\x12E\n" +
 	"\x04Load\x12\x1d.kosong.plugin.v1.LoadRequest\x1a\x1e.kosong.plugin.v1.LoadResponse\x12E\n" +
@@ -1515,7 +1638,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\aSession\x12F\n" +
 	"\x03Get\x12 .kosong.plugin.v1.SessionRequest\x1a\x1d.kosong.plugin.v1.SessionInfo2R\n" +
 	"\x06Config\x12H\n" +
-	"\x03Get\x12\x1f.kosong.plugin.v1.ConfigRequest\x1a .kosong.plugin.v1.ConfigResponseB=Z;github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1b\x06proto3"
+	"\x03Get\x12\x1f.kosong.plugin.v1.ConfigRequest\x1a .kosong.plugin.v1.ConfigResponse2U\n" +
+	"\bProgress\x12I\n" +
+	"\x06Report\x12 .kosong.plugin.v1.ProgressReport\x1a\x1d.kosong.plugin.v1.ProgressAckB=Z;github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -1530,7 +1655,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_plugin_proto_goTypes = []any{
 	(ToolLoad_Status)(0),       // 0: kosong.plugin.v1.ToolLoad.Status
 	(*DescribeRequest)(nil),    // 1: kosong.plugin.v1.DescribeRequest
@@ -1555,12 +1680,14 @@ var file_plugin_proto_goTypes = []any{
 	(*SessionRequest)(nil),     // 20: kosong.plugin.v1.SessionRequest
 	(*ConfigRequest)(nil),      // 21: kosong.plugin.v1.ConfigRequest
 	(*ConfigResponse)(nil),     // 22: kosong.plugin.v1.ConfigResponse
-	nil,                        // 23: kosong.plugin.v1.LoadRequest.ToolConfigsEntry
+	(*ProgressReport)(nil),     // 23: kosong.plugin.v1.ProgressReport
+	(*ProgressAck)(nil),        // 24: kosong.plugin.v1.ProgressAck
+	nil,                        // 25: kosong.plugin.v1.LoadRequest.ToolConfigsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	2,  // 0: kosong.plugin.v1.DescribeResponse.tools:type_name -> kosong.plugin.v1.ToolSpec
 	4,  // 1: kosong.plugin.v1.LoadRequest.session:type_name -> kosong.plugin.v1.SessionInfo
-	23, // 2: kosong.plugin.v1.LoadRequest.tool_configs:type_name -> kosong.plugin.v1.LoadRequest.ToolConfigsEntry
+	25, // 2: kosong.plugin.v1.LoadRequest.tool_configs:type_name -> kosong.plugin.v1.LoadRequest.ToolConfigsEntry
 	0,  // 3: kosong.plugin.v1.ToolLoad.status:type_name -> kosong.plugin.v1.ToolLoad.Status
 	6,  // 4: kosong.plugin.v1.LoadResponse.tools:type_name -> kosong.plugin.v1.ToolLoad
 	10, // 5: kosong.plugin.v1.ContentPart.image:type_name -> kosong.plugin.v1.Image
@@ -1579,15 +1706,17 @@ var file_plugin_proto_depIdxs = []int32{
 	18, // 18: kosong.plugin.v1.Environment.Get:input_type -> kosong.plugin.v1.EnvironmentRequest
 	20, // 19: kosong.plugin.v1.Session.Get:input_type -> kosong.plugin.v1.SessionRequest
 	21, // 20: kosong.plugin.v1.Config.Get:input_type -> kosong.plugin.v1.ConfigRequest
-	3,  // 21: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
-	7,  // 22: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
-	15, // 23: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
-	17, // 24: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
-	19, // 25: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
-	4,  // 26: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
-	22, // 27: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
-	21, // [21:28] is the sub-list for method output_type
-	14, // [14:21] is the sub-list for method input_type
+	23, // 21: kosong.plugin.v1.Progress.Report:input_type -> kosong.plugin.v1.ProgressReport
+	3,  // 22: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
+	7,  // 23: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
+	15, // 24: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
+	17, // 25: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
+	19, // 26: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
+	4,  // 27: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
+	22, // 28: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
+	24, // 29: kosong.plugin.v1.Progress.Report:output_type -> kosong.plugin.v1.ProgressAck
+	22, // [22:30] is the sub-list for method output_type
+	14, // [14:22] is the sub-list for method input_type
 	14, // [14:14] is the sub-list for extension type_name
 	14, // [14:14] is the sub-list for extension extendee
 	0,  // [0:14] is the sub-list for field type_name
@@ -1613,9 +1742,9 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   23,
+			NumMessages:   25,
 			NumExtensions: 0,
-			NumServices:   5,
+			NumServices:   6,
 		},
 		GoTypes:           file_plugin_proto_goTypes,
 		DependencyIndexes: file_plugin_proto_depIdxs,

@@ -621,3 +621,115 @@ var Config_ServiceDesc = grpc.ServiceDesc{
 	Streams:  []grpc.StreamDesc{},
 	Metadata: "plugin.proto",
 }
+
+const (
+	Progress_Report_FullMethodName = "/kosong.plugin.v1.Progress/Report"
+)
+
+// ProgressClient is the client API for Progress service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// Progress reports how far a running tool call has got. The host shows it to
+// the user and restarts the call's timeout clock. A plugin reaches it only
+// when the host offers the "Progress" capability; plugins that never call it
+// (including every plugin built before it existed) are unaffected.
+type ProgressClient interface {
+	Report(ctx context.Context, in *ProgressReport, opts ...grpc.CallOption) (*ProgressAck, error)
+}
+
+type progressClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewProgressClient(cc grpc.ClientConnInterface) ProgressClient {
+	return &progressClient{cc}
+}
+
+func (c *progressClient) Report(ctx context.Context, in *ProgressReport, opts ...grpc.CallOption) (*ProgressAck, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ProgressAck)
+	err := c.cc.Invoke(ctx, Progress_Report_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ProgressServer is the server API for Progress service.
+// All implementations must embed UnimplementedProgressServer
+// for forward compatibility.
+//
+// Progress reports how far a running tool call has got. The host shows it to
+// the user and restarts the call's timeout clock. A plugin reaches it only
+// when the host offers the "Progress" capability; plugins that never call it
+// (including every plugin built before it existed) are unaffected.
+type ProgressServer interface {
+	Report(context.Context, *ProgressReport) (*ProgressAck, error)
+	mustEmbedUnimplementedProgressServer()
+}
+
+// UnimplementedProgressServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedProgressServer struct{}
+
+func (UnimplementedProgressServer) Report(context.Context, *ProgressReport) (*ProgressAck, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Report not implemented")
+}
+func (UnimplementedProgressServer) mustEmbedUnimplementedProgressServer() {}
+func (UnimplementedProgressServer) testEmbeddedByValue()                  {}
+
+// UnsafeProgressServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to ProgressServer will
+// result in compilation errors.
+type UnsafeProgressServer interface {
+	mustEmbedUnimplementedProgressServer()
+}
+
+func RegisterProgressServer(s grpc.ServiceRegistrar, srv ProgressServer) {
+	// If the following call pancis, it indicates UnimplementedProgressServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&Progress_ServiceDesc, srv)
+}
+
+func _Progress_Report_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ProgressReport)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProgressServer).Report(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Progress_Report_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProgressServer).Report(ctx, req.(*ProgressReport))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// Progress_ServiceDesc is the grpc.ServiceDesc for Progress service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var Progress_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "kosong.plugin.v1.Progress",
+	HandlerType: (*ProgressServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Report",
+			Handler:    _Progress_Report_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "plugin.proto",
+}

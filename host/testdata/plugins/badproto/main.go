@@ -4,15 +4,15 @@ package main
 import (
 	plugin "github.com/hashicorp/go-plugin"
 
-	"github.com/kosong-host/kosong-host/pluginsdk"
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
 
 func main() {
-	hs := pluginsdk.Handshake
+	hs := pluginrpc.Handshake
 	hs.ProtocolVersion = 2
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  hs,
-		VersionedPlugins: map[int]plugin.PluginSet{2: {pluginsdk.PluginName: &pluginsdk.GRPCPlugin{}}},
+		VersionedPlugins: map[int]plugin.PluginSet{2: {pluginrpc.PluginName: &pluginrpc.Plugin{}}},
 		GRPCServer:       plugin.DefaultGRPCServer,
 	})
 }

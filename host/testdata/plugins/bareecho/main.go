@@ -3,7 +3,7 @@
 // SOCKET [sdk]. By default Call is a bare echo of the arguments; with "sdk"
 // the service is pluginsdk's own, serving an Echo tool like the echo
 // plugin's (Load it first), so that only go-plugin differs from a plugin.
-// With KOSONG_PLUGIN_TLS_FD set it reads a pluginsdk.TLSBundle from that
+// With KOSONG_PLUGIN_TLS_FD set it reads a pluginrpc.TLSBundle from that
 // descriptor and serves mutual TLS, as plugins do. It prints "ready" once
 // listening.
 package main
@@ -21,6 +21,8 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/kosong-host/kosong-host/pluginsdk"
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
+	"github.com/kosong-host/kosong-host/pluginsdk/plugintest"
 	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
 
@@ -52,7 +54,7 @@ func fail(err error) {
 
 func main() {
 	var opts []grpc.ServerOption
-	if fdText := os.Getenv(pluginsdk.TLSFDEnv); fdText != "" {
+	if fdText := os.Getenv(pluginrpc.TLSFDEnv); fdText != "" {
 		fd, err := strconv.Atoi(fdText)
 		if err != nil {
 			fail(err)
@@ -61,7 +63,7 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		var b pluginsdk.TLSBundle
+		var b pluginrpc.TLSBundle
 		if err := json.Unmarshal(raw, &b); err != nil {
 			fail(err)
 		}
@@ -77,10 +79,11 @@ func main() {
 	}
 	s := grpc.NewServer(opts...)
 	if len(os.Args) > 2 && os.Args[2] == "sdk" {
-		sdk := &pluginsdk.GRPCPlugin{Definitions: []pluginsdk.Definition{
-			pluginsdk.NewTool[echoParams]("Echo", "Echo the given text back, unchanged.", newEcho),
-		}}
-		if err := sdk.GRPCServer(nil, s); err != nil {
+		srv, err := plugintest.NewServer(pluginsdk.NewTool[echoParams]("Echo", "Echo the given text back, unchanged.", newEcho))
+		if err != nil {
+			fail(err)
+		}
+		if err := (&pluginrpc.Plugin{Impl: srv}).GRPCServer(nil, s); err != nil {
 			fail(err)
 		}
 	} else {

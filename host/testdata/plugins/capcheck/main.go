@@ -1,6 +1,5 @@
 // Command capcheck is a test plugin: tools that report the capabilities they
-// received, ask approval, panic, fail to construct, skip, or need a
-// capability no host offers.
+// received, ask approval, panic, fail to construct, skip, or report progress.
 package main
 
 import (
@@ -61,8 +60,13 @@ type sleepParams struct {
 	Ms int `json:"ms" minimum:"0"`
 }
 
+type stepsParams struct {
+	Steps int `json:"steps" jsonschema:"minimum=0"`
+	Ms    int `json:"ms,omitempty" jsonschema:"minimum=0"`
+}
+
 func main() {
-	pluginsdk.Serve(
+	tools := []pluginsdk.Definition{
 		pluginsdk.NewTool[whoamiParams]("Whoami", "Reports the capabilities it received.",
 			func(a pluginsdk.Approval, env pluginsdk.Environment, s pluginsdk.Session, c pluginsdk.Config) (whoami, error) {
 				return whoami{a: a, env: env, s: s, c: c}, nil
@@ -130,8 +134,26 @@ func main() {
 		pluginsdk.NewTool[empty]("Broken", "Fails to construct.", func() (pluginsdk.HandlerFunc[empty], error) {
 			return nil, errors.New("database is unreachable")
 		}),
-		pluginsdk.NewTool[empty]("NeedsFile", "Needs a capability no host offers.", func(*os.File) (pluginsdk.HandlerFunc[empty], error) {
-			return nil, nil
-		}),
-	)
+		pluginsdk.NewTool[stepsParams]("Steps", "Reports STEPS progress steps, each after MS milliseconds, logging each.",
+			func(p pluginsdk.Progress) (pluginsdk.HandlerFunc[stepsParams], error) {
+				return func(ctx context.Context, s stepsParams) pluginsdk.Result {
+					for i := range s.Steps {
+						select {
+						case <-time.After(time.Duration(s.Ms) * time.Millisecond):
+						case <-ctx.Done():
+							return pluginsdk.Error("cancelled")
+						}
+						pluginsdk.Logger(ctx).Info("step", "n", i+1)
+						if err := p.Report(ctx, float64(i+1), float64(s.Steps), fmt.Sprintf("step %d", i+1)); err != nil {
+							return pluginsdk.Error(err.Error())
+						}
+					}
+					return pluginsdk.Ok(fmt.Sprintf("%d steps", s.Steps))
+				}, nil
+			}),
+	}
+	if err := pluginsdk.Serve(tools...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 }

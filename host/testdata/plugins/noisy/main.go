@@ -4,6 +4,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/kosong-host/kosong-host/pluginsdk"
 )
@@ -12,7 +13,11 @@ type empty struct{}
 
 func main() {
 	fmt.Println("hello from a plugin that talks too much")
-	pluginsdk.Serve(pluginsdk.NewTool[empty]("Noisy", "Noisy.", func() (pluginsdk.HandlerFunc[empty], error) {
+	err := pluginsdk.Serve(pluginsdk.NewTool[empty]("Noisy", "Noisy.", func() (pluginsdk.HandlerFunc[empty], error) {
 		return func(context.Context, empty) pluginsdk.Result { return pluginsdk.Ok("") }, nil
 	}))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 }

@@ -4,8 +4,16 @@
 package main
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/kosong-host/kosong-host/plugins/echo"
 	"github.com/kosong-host/kosong-host/pluginsdk"
 )
 
-func main() { pluginsdk.Serve(echo.Tools()...) }
+func main() {
+	if err := pluginsdk.Serve(echo.Tools()...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

@@ -4,8 +4,16 @@
 package main
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/kosong-host/kosong-host/plugins/file"
 	"github.com/kosong-host/kosong-host/pluginsdk"
 )
 
-func main() { pluginsdk.Serve(file.Tools()...) }
+func main() {
+	if err := pluginsdk.Serve(file.Tools()...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

@@ -4,8 +4,16 @@
 package main
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/kosong-host/kosong-host/plugins/think"
 	"github.com/kosong-host/kosong-host/pluginsdk"
 )
 
-func main() { pluginsdk.Serve(think.Tools()...) }
+func main() {
+	if err := pluginsdk.Serve(think.Tools()...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

@@ -4,8 +4,16 @@
 package main
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/kosong-host/kosong-host/plugins/web"
 	"github.com/kosong-host/kosong-host/pluginsdk"
 )
 
-func main() { pluginsdk.Serve(web.Tools()...) }
+func main() {
+	if err := pluginsdk.Serve(web.Tools()...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

@@ -1,4 +1,4 @@
-package pluginsdk
+package pluginrpc
 
 import (
 	"context"
@@ -11,10 +11,6 @@ import (
 // cancelled or timed out. A tool still running after it takes the plugin
 // down with it, so the host can restart a plugin that is known to be sane.
 const DefaultCancelGrace = 5 * time.Second
-
-// CancelGraceEnv overrides DefaultCancelGrace (a Go duration); the host sets
-// it.
-const CancelGraceEnv = "KOSONG_PLUGIN_CANCEL_GRACE"
 
 func cancelGrace() time.Duration {
 	if d, err := time.ParseDuration(os.Getenv(CancelGraceEnv)); err == nil && d > 0 {

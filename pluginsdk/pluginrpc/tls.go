@@ -1,4 +1,4 @@
-package pluginsdk
+package pluginrpc
 
 import (
 	"crypto/tls"
@@ -47,9 +47,14 @@ func (b TLSBundle) Config() (*tls.Config, error) {
 	}, nil
 }
 
-// tlsFromFD reads the TLSBundle from the descriptor named by TLSFDEnv.
-func tlsFromFD() (*tls.Config, error) {
+// TLSFromEnv reads the TLSBundle from the inherited descriptor named by
+// TLSFDEnv and returns its tls.Config. It returns nil, nil when the variable
+// is not set (the host runs the plugin without its own TLS material).
+func TLSFromEnv() (*tls.Config, error) {
 	fdText := os.Getenv(TLSFDEnv)
+	if fdText == "" {
+		return nil, nil
+	}
 	fd, err := strconv.Atoi(fdText)
 	if err != nil || fd < 3 {
 		return nil, fmt.Errorf("plugin TLS: %s=%q is not an inherited file descriptor", TLSFDEnv, fdText)

@@ -1,0 +1,79 @@
+package capability
+
+import (
+	"context"
+	"sync"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
+)
+
+// ProgressReport is a progress report of a running plugin tool call.
+type ProgressReport struct {
+	ToolCallID string
+	ToolName   string
+	Progress   float64
+	// Total is 0 when unknown.
+	Total   float64
+	Message string
+}
+
+// ProgressSinks routes the progress reports of a plugin's tool calls to the
+// sink the host's plugin tool registered for each call.
+type ProgressSinks struct {
+	mu    sync.Mutex
+	sinks map[string]*progressSink
+}
+
+type progressSink struct{ fn func(ProgressReport) }
+
+// Register routes the reports of toolCallID to fn until unregister is
+// called. fn runs on the capability server's goroutine: it must return
+// quickly.
+func (p *ProgressSinks) Register(toolCallID string, fn func(ProgressReport)) (unregister func()) {
+	s := &progressSink{fn: fn}
+	p.mu.Lock()
+	if p.sinks == nil {
+		p.sinks = map[string]*progressSink{}
+	}
+	p.sinks[toolCallID] = s
+	p.mu.Unlock()
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.sinks[toolCallID] == s {
+			delete(p.sinks, toolCallID)
+		}
+	}
+}
+
+func (p *ProgressSinks) deliver(r ProgressReport) bool {
+	p.mu.Lock()
+	s := p.sinks[r.ToolCallID]
+	p.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	s.fn(r)
+	return true
+}
+
+type progressServer struct {
+	pluginv1.UnimplementedProgressServer
+	h *Host
+}
+
+func (s progressServer) Report(_ context.Context, req *pluginv1.ProgressReport) (*pluginv1.ProgressAck, error) {
+	if s.h.Progress == nil {
+		return nil, status.Error(codes.Unimplemented, "the host takes no progress reports")
+	}
+	r := ProgressReport{ToolCallID: req.GetToolCallId(), ToolName: req.GetToolName(), Progress: req.GetProgress(),
+		Total: req.GetTotal(), Message: req.GetMessage()}
+	if r.ToolCallID == "" || !s.h.Progress.deliver(r) {
+		return nil, status.Errorf(codes.FailedPrecondition,
+			"progress reported by plugin %s with no tool call in progress (tool call id %q)", s.h.Plugin, r.ToolCallID)
+	}
+	return &pluginv1.ProgressAck{}, nil
+}

@@ -1,0 +1,223 @@
+package pluginrpc
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
+)
+
+// The converters between the generated wire types and the Go values, one
+// small function a message and direction.
+
+// ToProtoDescription converts a Description to its wire form.
+func ToProtoDescription(d Description) *pluginv1.DescribeResponse {
+	resp := &pluginv1.DescribeResponse{SdkVersion: d.SDKVersion}
+	for _, t := range d.Tools {
+		resp.Tools = append(resp.Tools, &pluginv1.ToolSpec{
+			Name: t.Name, Description: t.Description, ParametersSchema: string(t.ParametersSchema),
+			Capabilities: t.Capabilities, DefaultTimeoutMs: t.DefaultTimeout.Milliseconds(),
+		})
+	}
+	return resp
+}
+
+// FromProtoDescription converts a Describe answer to a Description.
+func FromProtoDescription(resp *pluginv1.DescribeResponse) Description {
+	d := Description{SDKVersion: resp.GetSdkVersion()}
+	for _, t := range resp.GetTools() {
+		d.Tools = append(d.Tools, FromProtoToolSpec(t))
+	}
+	return d
+}
+
+// FromProtoToolSpec converts one described tool.
+func FromProtoToolSpec(t *pluginv1.ToolSpec) ToolSpec {
+	return ToolSpec{
+		Name: t.GetName(), Description: t.GetDescription(), ParametersSchema: json.RawMessage(t.GetParametersSchema()),
+		Capabilities: t.GetCapabilities(), DefaultTimeout: time.Duration(t.GetDefaultTimeoutMs()) * time.Millisecond,
+	}
+}
+
+// ToProtoSession converts a Session to its wire form.
+func ToProtoSession(s Session) *pluginv1.SessionInfo {
+	return &pluginv1.SessionInfo{Id: s.ID, WorkDir: s.WorkDir, StateDir: s.StateDir}
+}
+
+// FromProtoSession converts a wire session.
+func FromProtoSession(s *pluginv1.SessionInfo) Session {
+	return Session{ID: s.GetId(), WorkDir: s.GetWorkDir(), StateDir: s.GetStateDir()}
+}
+
+// ToProtoLoadRequest converts a LoadRequest to its wire form.
+func ToProtoLoadRequest(r LoadRequest) *pluginv1.LoadRequest {
+	return &pluginv1.LoadRequest{
+		CapabilityBrokerId: r.CapabilityBrokerID, Capabilities: r.Capabilities,
+		Session: ToProtoSession(r.Session), Tools: r.Tools, ToolConfigs: r.ToolConfigs,
+	}
+}
+
+// FromProtoLoadRequest converts a wire Load request.
+func FromProtoLoadRequest(r *pluginv1.LoadRequest) LoadRequest {
+	return LoadRequest{
+		CapabilityBrokerID: r.GetCapabilityBrokerId(), Capabilities: r.GetCapabilities(),
+		Session: FromProtoSession(r.GetSession()), Tools: r.GetTools(), ToolConfigs: r.GetToolConfigs(),
+	}
+}
+
+var toProtoStatus = map[LoadStatus]pluginv1.ToolLoad_Status{
+	StatusLoaded:  pluginv1.ToolLoad_STATUS_LOADED,
+	StatusSkipped: pluginv1.ToolLoad_STATUS_SKIPPED,
+	StatusFailed:  pluginv1.ToolLoad_STATUS_FAILED,
+}
+
+// ToProtoLoadResponse converts the load outcomes to their wire form.
+func ToProtoLoadResponse(loads []ToolLoad) *pluginv1.LoadResponse {
+	resp := &pluginv1.LoadResponse{}
+	for _, l := range loads {
+		resp.Tools = append(resp.Tools, &pluginv1.ToolLoad{Name: l.Name, Status: toProtoStatus[l.Status], Reason: l.Reason})
+	}
+	return resp
+}
+
+// FromProtoLoadResponse converts a wire Load answer.
+func FromProtoLoadResponse(resp *pluginv1.LoadResponse) []ToolLoad {
+	loads := make([]ToolLoad, 0, len(resp.GetTools()))
+	for _, l := range resp.GetTools() {
+		st := StatusUnspecified
+		for s, p := range toProtoStatus {
+			if p == l.GetStatus() {
+				st = s
+			}
+		}
+		loads = append(loads, ToolLoad{Name: l.GetName(), Status: st, Reason: l.GetReason()})
+	}
+	return loads
+}
+
+// ToProtoCallRequest converts a CallRequest to its wire form.
+func ToProtoCallRequest(r CallRequest) *pluginv1.CallRequest {
+	return &pluginv1.CallRequest{ToolCallId: r.ToolCallID, ToolName: r.ToolName, Arguments: string(r.Arguments)}
+}
+
+// FromProtoCallRequest converts a wire Call request.
+func FromProtoCallRequest(r *pluginv1.CallRequest) CallRequest {
+	return CallRequest{ToolCallID: r.GetToolCallId(), ToolName: r.GetToolName(), Arguments: json.RawMessage(r.GetArguments())}
+}
+
+// ToProtoResult converts a Result to its wire form.
+func ToProtoResult(r Result) *pluginv1.CallResponse {
+	switch r.Kind {
+	case ResultError:
+		return &pluginv1.CallResponse{Result: &pluginv1.CallResponse_Error{Error: &pluginv1.ToolError{
+			Message: r.Message, Brief: r.Brief, Output: ToProtoParts(r.Output),
+			Display: ToProtoDisplay(r.Display), Runtime: r.Runtime,
+		}}}
+	case ResultRejected:
+		return &pluginv1.CallResponse{Result: &pluginv1.CallResponse_Rejected{Rejected: &pluginv1.ToolRejected{Feedback: r.Feedback}}}
+	default:
+		return &pluginv1.CallResponse{Result: &pluginv1.CallResponse_Ok{Ok: &pluginv1.ToolOk{
+			Output: ToProtoParts(r.Output), Message: r.Message, Brief: r.Brief, Display: ToProtoDisplay(r.Display),
+		}}}
+	}
+}
+
+// FromProtoResult converts a wire Call answer; ok is false for an empty one.
+func FromProtoResult(resp *pluginv1.CallResponse) (r Result, ok bool) {
+	switch x := resp.GetResult().(type) {
+	case *pluginv1.CallResponse_Ok:
+		return Result{Kind: ResultOk, Output: FromProtoParts(x.Ok.GetOutput()), Message: x.Ok.GetMessage(),
+			Brief: x.Ok.GetBrief(), Display: FromProtoDisplay(x.Ok.GetDisplay())}, true
+	case *pluginv1.CallResponse_Error:
+		return Result{Kind: ResultError, Output: FromProtoParts(x.Error.GetOutput()), Message: x.Error.GetMessage(),
+			Brief: x.Error.GetBrief(), Display: FromProtoDisplay(x.Error.GetDisplay()), Runtime: x.Error.GetRuntime()}, true
+	case *pluginv1.CallResponse_Rejected:
+		return Result{Kind: ResultRejected, Feedback: x.Rejected.GetFeedback()}, true
+	}
+	return Result{}, false
+}
+
+// ToProtoParts converts output parts to their wire form.
+func ToProtoParts(parts []Part) []*pluginv1.ContentPart {
+	out := make([]*pluginv1.ContentPart, 0, len(parts))
+	for _, p := range parts {
+		if p.IsImage() {
+			out = append(out, &pluginv1.ContentPart{Part: &pluginv1.ContentPart_Image{Image: &pluginv1.Image{MimeType: p.MimeType, Data: p.Data, Url: p.URL}}})
+			continue
+		}
+		out = append(out, &pluginv1.ContentPart{Part: &pluginv1.ContentPart_Text{Text: p.Text}})
+	}
+	return out
+}
+
+// FromProtoParts converts wire output parts.
+func FromProtoParts(parts []*pluginv1.ContentPart) []Part {
+	out := make([]Part, 0, len(parts))
+	for _, p := range parts {
+		if img := p.GetImage(); img != nil {
+			out = append(out, Part{MimeType: img.GetMimeType(), Data: img.GetData(), URL: img.GetUrl()})
+			continue
+		}
+		out = append(out, Part{Text: p.GetText()})
+	}
+	return out
+}
+
+// ToProtoDisplay converts display blocks to their wire form.
+func ToProtoDisplay(blocks []DisplayBlock) []*pluginv1.DisplayBlock {
+	out := make([]*pluginv1.DisplayBlock, 0, len(blocks))
+	for _, b := range blocks {
+		out = append(out, &pluginv1.DisplayBlock{Kind: b.Kind, Data: string(b.Data)})
+	}
+	return out
+}
+
+// FromProtoDisplay converts wire display blocks; data that is not JSON
+// becomes null.
+func FromProtoDisplay(blocks []*pluginv1.DisplayBlock) []DisplayBlock {
+	out := make([]DisplayBlock, 0, len(blocks))
+	for _, b := range blocks {
+		data := json.RawMessage(b.GetData())
+		if !json.Valid(data) {
+			data = json.RawMessage("null")
+		}
+		out = append(out, DisplayBlock{Kind: b.GetKind(), Data: data})
+	}
+	return out
+}
+
+// ToProtoApprovalRequest converts an ApprovalRequest to its wire form.
+func ToProtoApprovalRequest(r ApprovalRequest) *pluginv1.ApprovalRequest {
+	return &pluginv1.ApprovalRequest{ToolCallId: r.ToolCallID, ToolName: r.ToolName, Action: r.Action,
+		Description: r.Description, Display: ToProtoDisplay(r.Display)}
+}
+
+// FromProtoApprovalRequest converts a wire approval request.
+func FromProtoApprovalRequest(r *pluginv1.ApprovalRequest) ApprovalRequest {
+	return ApprovalRequest{ToolCallID: r.GetToolCallId(), ToolName: r.GetToolName(), Action: r.GetAction(),
+		Description: r.GetDescription(), Display: FromProtoDisplay(r.GetDisplay())}
+}
+
+// ToProtoEnvironment converts an Environment to its wire form.
+func ToProtoEnvironment(e Environment) *pluginv1.EnvironmentInfo {
+	return &pluginv1.EnvironmentInfo{Os: e.OS, ShellName: e.ShellName, ShellPath: e.ShellPath, WorkDir: e.WorkDir,
+		NowUnixNano: e.Now.UnixNano()}
+}
+
+// FromProtoEnvironment converts a wire environment.
+func FromProtoEnvironment(e *pluginv1.EnvironmentInfo) Environment {
+	return Environment{OS: e.GetOs(), ShellName: e.GetShellName(), ShellPath: e.GetShellPath(), WorkDir: e.GetWorkDir(),
+		Now: time.Unix(0, e.GetNowUnixNano())}
+}
+
+// ToProtoProgress converts a ProgressReport to its wire form.
+func ToProtoProgress(p ProgressReport) *pluginv1.ProgressReport {
+	return &pluginv1.ProgressReport{ToolCallId: p.ToolCallID, ToolName: p.ToolName, Progress: p.Progress,
+		Total: p.Total, Message: p.Message}
+}
+
+// FromProtoProgress converts a wire progress report.
+func FromProtoProgress(p *pluginv1.ProgressReport) ProgressReport {
+	return ProgressReport{ToolCallID: p.GetToolCallId(), ToolName: p.GetToolName(), Progress: p.GetProgress(),
+		Total: p.GetTotal(), Message: p.GetMessage()}
+}

@@ -1,0 +1,42 @@
+package pluginrpc
+
+import plugin "github.com/hashicorp/go-plugin"
+
+// ProtocolVersion is the wire protocol version this package speaks
+// (protobuf package kosong.plugin.v1).
+const ProtocolVersion = 1
+
+// PluginName is the name under which a binary's tools are dispensed.
+const PluginName = "tools"
+
+// Handshake is shared by kosong-host and every plugin binary. The cookie only
+// stops a user from running a plugin by hand; it is not a security measure.
+var Handshake = plugin.HandshakeConfig{
+	ProtocolVersion:  ProtocolVersion,
+	MagicCookieKey:   "KOSONG_PLUGIN_MAGIC_COOKIE",
+	MagicCookieValue: "7c1e0f0a-kosong-host-tool-plugin",
+}
+
+// MaxMessageBytes caps every gRPC message between host and plugin.
+const MaxMessageBytes = 16 << 20
+
+// The environment variables the host sets for a plugin.
+const (
+	// TLSFDEnv names the inherited file descriptor that carries the plugin's
+	// one-time TLS material (see TLSBundle).
+	TLSFDEnv = "KOSONG_PLUGIN_TLS_FD"
+	// CancelGraceEnv overrides DefaultCancelGrace (a Go duration).
+	CancelGraceEnv = "KOSONG_PLUGIN_CANCEL_GRACE"
+	// LogLevelEnv is the hclog level the plugin logs at (e.g. "debug").
+	LogLevelEnv = "KOSONG_PLUGIN_LOG_LEVEL"
+)
+
+// The capability names on the wire. A tool asks for a capability by taking
+// its interface as a constructor parameter; the host offers them by name.
+const (
+	CapApproval    = "Approval"
+	CapEnvironment = "Environment"
+	CapSession     = "Session"
+	CapConfig      = "Config"
+	CapProgress    = "Progress"
+)

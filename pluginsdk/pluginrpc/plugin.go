@@ -1,0 +1,167 @@
+package pluginrpc
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	plugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+
+	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
+)
+
+// Server is what a plugin binary serves, in plain Go values; pluginsdk
+// implements it. Plugin adapts it to the gRPC Plugin service.
+type Server interface {
+	// Describe lists the binary's tools.
+	Describe(ctx context.Context) (Description, error)
+	// Load constructs the tools. dial connects to the host's capability
+	// server (call it at most once, and only when the request offers
+	// capabilities a tool needs); the server owns the returned client and
+	// closes it when a later Load replaces it.
+	Load(ctx context.Context, req LoadRequest, dial DialHost) ([]ToolLoad, error)
+	// Call runs one tool call; ctx ends when the host cancels the call.
+	Call(ctx context.Context, req CallRequest) (Result, error)
+}
+
+// DialHost connects to the host's capability server named in a Load request.
+type DialHost func() (*HostClient, error)
+
+// Plugin is the go-plugin plugin type of the wire contract. On the plugin
+// side it serves Server; on the host side it dispenses a *Remote.
+type Plugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	// Impl is served on the plugin side; nil on the host side.
+	Impl Server
+	// Logger logs the calls that overran the cancel grace period; nil logs
+	// nothing.
+	Logger hclog.Logger
+	// Overrun runs when a tool keeps running past the cancel grace period
+	// (CancelGraceEnv, DefaultCancelGrace) after its call ended; a plugin
+	// process exits. Nil only logs, which suits in-process harnesses.
+	Overrun func()
+}
+
+// GRPCServer registers the Plugin service.
+func (p *Plugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
+	if p.Impl == nil {
+		// A Plugin without a server only negotiates (a test plugin does).
+		pluginv1.RegisterPluginServer(s, pluginv1.UnimplementedPluginServer{})
+		return nil
+	}
+	logger := p.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	overrun := p.Overrun
+	if overrun == nil {
+		overrun = func() {}
+	}
+	pluginv1.RegisterPluginServer(s, &grpcServer{impl: p.Impl, broker: broker, logger: logger, grace: cancelGrace(), overrun: overrun})
+	return nil
+}
+
+// GRPCClient returns a *Remote.
+func (p *Plugin) GRPCClient(_ context.Context, broker *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
+	return &Remote{Plugin: pluginv1.NewPluginClient(conn), Broker: broker}, nil
+}
+
+// grpcServer adapts a Server to the gRPC Plugin service.
+type grpcServer struct {
+	pluginv1.UnimplementedPluginServer
+	impl    Server
+	broker  *plugin.GRPCBroker
+	logger  hclog.Logger
+	grace   time.Duration
+	overrun func()
+}
+
+func (s *grpcServer) Describe(ctx context.Context, _ *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
+	d, err := s.impl.Describe(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return ToProtoDescription(d), nil
+}
+
+func (s *grpcServer) Load(ctx context.Context, req *pluginv1.LoadRequest) (*pluginv1.LoadResponse, error) {
+	id := req.GetCapabilityBrokerId()
+	dial := func() (*HostClient, error) {
+		if s.broker == nil {
+			return nil, fmt.Errorf("dial host capability server: no broker")
+		}
+		conn, err := s.broker.Dial(id)
+		if err != nil {
+			return nil, fmt.Errorf("dial host capability server: %w", err)
+		}
+		return NewHostClient(conn), nil
+	}
+	loads, err := s.impl.Load(ctx, FromProtoLoadRequest(req), dial)
+	if err != nil {
+		return nil, err
+	}
+	return ToProtoLoadResponse(loads), nil
+}
+
+func (s *grpcServer) Call(ctx context.Context, req *pluginv1.CallRequest) (*pluginv1.CallResponse, error) {
+	stop := watchdog(ctx, s.grace, func() {
+		s.logger.Error("tool did not return after its call was cancelled; exiting so the host restarts the plugin",
+			"tool", req.GetToolName(), "id", req.GetToolCallId(), "grace", s.grace)
+		s.overrun()
+	})
+	r, err := s.impl.Call(ctx, FromProtoCallRequest(req))
+	stop()
+	if err != nil {
+		return nil, err
+	}
+	return ToProtoResult(r), nil
+}
+
+// Remote is the host's handle on a plugin: the Plugin client and the broker
+// on which the host serves its capabilities. Its methods speak Go values.
+type Remote struct {
+	Plugin pluginv1.PluginClient
+	Broker *plugin.GRPCBroker
+}
+
+// Describe asks the plugin for its tools.
+func (r *Remote) Describe(ctx context.Context) (Description, error) {
+	resp, err := r.Plugin.Describe(ctx, &pluginv1.DescribeRequest{})
+	if err != nil {
+		return Description{}, callErr(ctx, err)
+	}
+	return FromProtoDescription(resp), nil
+}
+
+// Load asks the plugin to construct its tools.
+func (r *Remote) Load(ctx context.Context, req LoadRequest) ([]ToolLoad, error) {
+	resp, err := r.Plugin.Load(ctx, ToProtoLoadRequest(req))
+	if err != nil {
+		return nil, callErr(ctx, err)
+	}
+	return FromProtoLoadResponse(resp), nil
+}
+
+// Call runs one tool call. A call whose ctx ends returns an error wrapping
+// ctx's error (context.Canceled or context.DeadlineExceeded).
+func (r *Remote) Call(ctx context.Context, req CallRequest) (Result, error) {
+	resp, err := r.Plugin.Call(ctx, ToProtoCallRequest(req))
+	if err != nil {
+		return Result{}, callErr(ctx, err)
+	}
+	res, ok := FromProtoResult(resp)
+	if !ok {
+		return Result{}, fmt.Errorf("the plugin returned an empty result")
+	}
+	return res, nil
+}
+
+func callErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("the call ended: %w", context.Cause(ctx))
+	}
+	return fmt.Errorf("%s", status.Convert(err).Message())
+}

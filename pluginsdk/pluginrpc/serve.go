@@ -1,0 +1,76 @@
+package pluginrpc
+
+import (
+	"crypto/tls"
+	"errors"
+	"math"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+	plugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protojson"
+)
+
+// ServeConfig configures Serve.
+type ServeConfig struct {
+	Impl Server
+	// Logger is go-plugin's logger and the one overruns are logged to.
+	Logger hclog.Logger
+	// Overrun runs when a tool overruns the cancel grace period (see Plugin).
+	Overrun func()
+	// Starting, when set, runs once the process is known to be launched by
+	// a host, just before serving.
+	Starting func()
+}
+
+// ErrNotLaunched is returned by Serve when the binary was not started by
+// kosong-host (the handshake cookie is missing).
+var ErrNotLaunched = errors.New("this binary is a kosong-host tool plugin: kosong-host starts it (list its tools with --describe)")
+
+// Serve serves cfg.Server to the host that launched this process, with the
+// one-time TLS material the host handed over, and returns when the host
+// ends the plugin.
+func Serve(cfg ServeConfig) error {
+	if os.Getenv(Handshake.MagicCookieKey) != Handshake.MagicCookieValue {
+		return ErrNotLaunched
+	}
+	tlsCfg, err := TLSFromEnv()
+	if err != nil {
+		return err
+	}
+	sc := &plugin.ServeConfig{
+		HandshakeConfig: Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{
+			ProtocolVersion: {PluginName: &Plugin{Impl: cfg.Impl, Logger: cfg.Logger, Overrun: cfg.Overrun}},
+		},
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			opts = append(opts, grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
+				grpc.MaxConcurrentStreams(math.MaxUint32))
+			return grpc.NewServer(opts...)
+		},
+		Logger: cfg.Logger,
+	}
+	if cfg.Starting != nil {
+		cfg.Starting()
+	}
+	if tlsCfg != nil {
+		sc.TLSProvider = func() (*tls.Config, error) { return tlsCfg, nil }
+	}
+	plugin.Serve(sc)
+	return nil
+}
+
+// NewLogger returns a plugin process's logger: hclog JSON on stderr (which
+// the host re-logs at each line's level), at the level named by LogLevelEnv.
+func NewLogger() hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Name: "plugin", Output: os.Stderr, JSONFormat: true, Level: hclog.LevelFromString(os.Getenv(LogLevelEnv)),
+	})
+}
+
+// MarshalDescription renders a Description as the indented JSON of its wire
+// form, which a plugin binary prints for --describe.
+func MarshalDescription(d Description) ([]byte, error) {
+	return protojson.MarshalOptions{Multiline: true}.Marshal(ToProtoDescription(d))
+}
