@@ -73,7 +73,10 @@ func newPluginServeCmd() *cobra.Command {
 			if !ok {
 				return exitCode(2, fmt.Errorf("no built-in plugin %q (built-ins: %s)", args[0], strings.Join(builtinNames(), ", ")))
 			}
-			pluginsdk.Serve(tools()...)
+			// Run by hand (no host), it fails as a plugin binary does: exit 1.
+			if err := pluginsdk.Serve(tools()...); err != nil {
+				return exitCode(1, err)
+			}
 			return nil
 		},
 	}

@@ -188,7 +188,7 @@ func TestPluginServe(t *testing.T) {
 	// Run by hand, a built-in plugin says it is one and exits, as a
 	// plugin binary does.
 	r = runHost(t, dir, "", "plugin-serve", "echo")
-	if r.code != 1 || !strings.Contains(r.stderr, "This binary is a plugin") || r.stdout != "" {
+	if r.code != 1 || !strings.Contains(r.stderr, "this binary is a kosong-host tool plugin") || r.stdout != "" {
 		t.Fatalf("plugin-serve echo by hand: %+v", r)
 	}
 }

@@ -61,8 +61,8 @@ type sleepParams struct {
 }
 
 type stepsParams struct {
-	Steps int `json:"steps" jsonschema:"minimum=0"`
-	Ms    int `json:"ms,omitempty" jsonschema:"minimum=0"`
+	Steps int `json:"steps" minimum:"0" jsonschema:"How many steps to report."`
+	Ms    int `json:"ms,omitempty" minimum:"0" jsonschema:"Milliseconds each step takes."`
 }
 
 func main() {
