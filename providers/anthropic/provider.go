@@ -54,6 +54,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/timeouts"
 )
 
 // The defaults and the environment variables of the anthropic provider.
@@ -97,9 +98,12 @@ type Config struct {
 	ThinkingBudget int64
 	// Headers are added to every request.
 	Headers map[string]string
-	// HTTPClient defaults to a client without timeout (the context given
-	// to Stream bounds a response).
+	// HTTPClient is the client requests go through (default: a plain
+	// one); Timeouts are enforced on top of it.
 	HTTPClient *http.Client
+	// Timeouts bound the waits on the API (zero values: the defaults of
+	// providers/timeouts).
+	Timeouts timeouts.Timeouts
 }
 
 // Provider is the Anthropic ChatProvider.
@@ -135,10 +139,7 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.ThinkingBudget > 0 && (cfg.ThinkingBudget < 1024 || cfg.ThinkingBudget >= cfg.MaxTokens) {
 		return nil, fmt.Errorf("provider %s: thinking budget %d must be at least 1024 and less than max tokens (%d)", cfg.Name, cfg.ThinkingBudget, cfg.MaxTokens)
 	}
-	httpClient := cfg.HTTPClient
-	if httpClient == nil {
-		httpClient = &http.Client{}
-	}
+	httpClient := timeouts.Client(cfg.HTTPClient, cfg.Timeouts)
 	opts := []option.RequestOption{
 		// The registry resolves keys, base URL and headers: nothing comes
 		// from the SDK's own environment variables or profiles.

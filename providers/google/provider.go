@@ -52,6 +52,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/timeouts"
 )
 
 // The defaults and the environment variables of the google provider.
@@ -91,8 +92,12 @@ type Config struct {
 	ThinkingLevel string
 	// Headers are added to every request.
 	Headers map[string]string
-	// HTTPClient defaults to a client without timeout.
+	// HTTPClient is the client requests go through (default: a plain
+	// one); Timeouts are enforced on top of it.
 	HTTPClient *http.Client
+	// Timeouts bound the waits on the API (zero values: the defaults of
+	// providers/timeouts).
+	Timeouts timeouts.Timeouts
 }
 
 // Provider is the Gemini ChatProvider.
@@ -135,10 +140,7 @@ func New(cfg Config) (*Provider, error) {
 	default:
 		return nil, fmt.Errorf("provider %s: thinking level %q: want minimal, low, medium, high or off", cfg.Name, cfg.ThinkingLevel)
 	}
-	httpClient := cfg.HTTPClient
-	if httpClient == nil {
-		httpClient = &http.Client{}
-	}
+	httpClient := timeouts.Client(cfg.HTTPClient, cfg.Timeouts)
 	headers := http.Header{}
 	for k, v := range cfg.Headers {
 		headers.Set(k, v)

@@ -39,6 +39,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/timeouts"
 )
 
 // Preset is the defaults of a known OpenAI-compatible service.
@@ -97,9 +98,12 @@ type Config struct {
 	APIKeyEnv string
 	// Model is the model name sent with each request.
 	Model string
-	// HTTPClient defaults to a client without timeout (the context given
-	// to Stream bounds a response).
+	// HTTPClient is the client requests go through (default: a plain
+	// one); Timeouts are enforced on top of it.
 	HTTPClient *http.Client
+	// Timeouts bound the waits on the API (zero values: the defaults of
+	// providers/timeouts).
+	Timeouts timeouts.Timeouts
 	// MaxTokens, when > 0, caps the response: sent as max_completion_tokens
 	// to openai and to reasoning models (o1, o3, o4, gpt-5, gpt-6), as
 	// max_tokens elsewhere.
@@ -141,11 +145,7 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("provider %s: base URL %q is not an http(s) URL", cfg.Name, cfg.BaseURL)
 	}
-	p := &Provider{cfg: cfg, http: cfg.HTTPClient}
-	if p.http == nil {
-		p.http = &http.Client{}
-	}
-	return p, nil
+	return &Provider{cfg: cfg, http: timeouts.Client(cfg.HTTPClient, cfg.Timeouts)}, nil
 }
 
 // Name implements providers.ChatProvider.
