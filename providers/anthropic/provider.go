@@ -63,9 +63,9 @@ const (
 	DefaultBaseURL   = "https://api.anthropic.com"
 	DefaultModel     = "claude-sonnet-4-5"
 	DefaultMaxTokens = 50000
-	// DefaultThinkingBudget is the largest thinking budget the registry
-	// gives a model with the thinking capability (it gives half the
-	// response cap at most: 25,000 with the default cap).
+	// DefaultThinkingBudget is the largest thinking budget ThinkingBudget
+	// gives (it gives half the response cap at most: 25,000 with the
+	// default cap).
 	DefaultThinkingBudget = 32000
 
 	BaseURLEnv = "ANTHROPIC_BASE_URL"
@@ -104,6 +104,9 @@ type Config struct {
 	// Timeouts bound the waits on the API (zero values: the defaults of
 	// providers/timeouts).
 	Timeouts timeouts.Timeouts
+	// NoImageInput says the model takes no images: each image in the
+	// history is sent as providers.ImagePlaceholder text instead.
+	NoImageInput bool
 }
 
 // Provider is the Anthropic ChatProvider.
@@ -157,6 +160,20 @@ func New(cfg Config) (*Provider, error) {
 	return &Provider{cfg: cfg, client: anthropic.NewClient(opts...)}, nil
 }
 
+// ThinkingBudget is the thinking budget for a model with the thinking
+// capability and a response cap of maxTokens (0: DefaultMaxTokens): half
+// the cap, at most DefaultThinkingBudget; 0 (thinking off) when that is
+// under the API's minimum of 1024.
+func ThinkingBudget(maxTokens int64) int64 {
+	if maxTokens <= 0 {
+		maxTokens = DefaultMaxTokens
+	}
+	if budget := min(int64(DefaultThinkingBudget), maxTokens/2); budget >= 1024 {
+		return budget
+	}
+	return 0
+}
+
 // credential is the key, or else the bearer token, of cfg.
 func credential(cfg Config) option.RequestOption {
 	if cfg.APIKey == "" && cfg.AuthToken != "" {
@@ -185,6 +202,9 @@ func (p *Provider) ThinkingBudget() int64 { return p.cfg.ThinkingBudget }
 
 // Stream implements providers.ChatProvider.
 func (p *Provider) Stream(ctx context.Context, req providers.Request) (providers.Stream, error) {
+	if p.cfg.NoImageInput {
+		req.History = providers.WithoutImages(req.History)
+	}
 	params, err := p.params(req)
 	if err != nil {
 		return nil, p.newError(providers.ErrBadRequest, 0, err)

@@ -98,6 +98,9 @@ type Config struct {
 	// Timeouts bound the waits on the API (zero values: the defaults of
 	// providers/timeouts).
 	Timeouts timeouts.Timeouts
+	// NoImageInput says the model takes no images: each image in the
+	// history is sent as providers.ImagePlaceholder text instead.
+	NoImageInput bool
 }
 
 // Provider is the Gemini ChatProvider.
@@ -186,6 +189,9 @@ func (p *Provider) ThinkingLevel() string { return strings.ToLower(string(p.leve
 // Stream implements providers.ChatProvider. It waits for the first chunk,
 // so that a refused request fails here.
 func (p *Provider) Stream(ctx context.Context, req providers.Request) (providers.Stream, error) {
+	if p.cfg.NoImageInput {
+		req.History = providers.WithoutImages(req.History)
+	}
 	contents, config, err := p.request(req)
 	if err != nil {
 		return nil, p.newError(providers.ErrBadRequest, 0, err)

@@ -104,6 +104,9 @@ type Config struct {
 	// Timeouts bound the waits on the API (zero values: the defaults of
 	// providers/timeouts).
 	Timeouts timeouts.Timeouts
+	// NoImageInput says the model takes no images: each image in the
+	// history is sent as providers.ImagePlaceholder text instead.
+	NoImageInput bool
 	// MaxTokens, when > 0, caps the response: sent as max_completion_tokens
 	// to openai and to reasoning models (o1, o3, o4, gpt-5, gpt-6), as
 	// max_tokens elsewhere.
@@ -164,6 +167,9 @@ func (p *Provider) APIKeyEnv() string { return p.cfg.APIKeyEnv }
 // the streamed response. A failure to get a stream is a *providers.Error,
 // or the context's error when ctx ended.
 func (p *Provider) Stream(ctx context.Context, req providers.Request) (providers.Stream, error) {
+	if p.cfg.NoImageInput {
+		req.History = providers.WithoutImages(req.History)
+	}
 	creq, err := p.chatRequest(req)
 	if err != nil {
 		return nil, p.newError(providers.ErrBadRequest, 0, err)
