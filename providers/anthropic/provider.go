@@ -32,8 +32,15 @@
 // text_delta and thinking_delta deltas are emitted as they arrive. A
 // tool_use block's input arrives in input_json_delta pieces; the call is
 // emitted (providers.EventToolCall) the moment its content_block_stop
-// arrives. Usage (input tokens including cache reads and writes, which are
-// also reported apart) is emitted at the end. A stream that ends without
+// arrives, when its input parses; an input that does not parse is held
+// until the stop reason comes: after stop_reason max_tokens (the output
+// limit cut the arguments off) the call is emitted with Truncated set, to be
+// answered, not dispatched; otherwise as it is (the tool reports the error).
+// Usage (input tokens including cache reads and writes, which are
+// also reported apart) is emitted at the end, then the stop reason
+// (providers.EventStop: end_turn and stop_sequence are StopEnd, tool_use
+// StopToolUse, max_tokens and model_context_window_exceeded StopMaxTokens,
+// refusal StopContentFilter, anything else StopOther). A stream that ends without
 // message_stop is a broken stream (ErrConnection); a response with no text
 // and no tool call is ErrEmptyResponse.
 //

@@ -19,6 +19,18 @@
 //     text starting with "<system>ERROR:"). Consecutive tool messages, and a
 //     user message right after them, make one "user" content.
 //   - Tool schemas are adapted by Schema to Gemini's OpenAPI subset.
+//   - A tool result's text parts are joined with newlines; its images go
+//     inside the function response, as its parts.
+//
+// # Stop reasons
+//
+// The finish reason is emitted last (providers.EventStop): STOP is StopEnd,
+// or StopToolUse when the response called functions; MAX_TOKENS is
+// StopMaxTokens; SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII
+// and IMAGE_SAFETY are StopContentFilter; anything else StopOther. Gemini
+// sends each function call whole (its args a parsed object), so no call is
+// ever emitted with cut-off arguments; a call of the history marked
+// Truncated goes back with {} as its args.
 //
 // # Call ids
 //
