@@ -55,10 +55,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"time"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/joho/godotenv"
 
