@@ -64,6 +64,7 @@ func TestRunStalledServerExit75(t *testing.T) {
 			args := append([]string{"run", "--config", filepath.Join(config, "config.yaml"), "-p", "Run it.", "--yolo"}, tt.args...)
 			r := runWithEnv(t, []string{"OPENAI_API_KEY=x", "OPENAI_BASE_URL=" + srv.BaseURL()}, args...)
 			elapsed := time.Since(start)
+			t.Logf("stderr:\n%s", r.stderr)
 			if r.code != 75 || !strings.Contains(r.stderr, "openai: timed out: "+tt.want) {
 				t.Fatalf("exit %d, want 75 with %q\nstderr %s", r.code, tt.want, r.stderr)
 			}
