@@ -44,13 +44,13 @@ func hasImage(parts []ContentPart) bool {
 	return false
 }
 
-// JoinText joins the text parts of parts with a newline between them: the
-// text of a tool result for an API that takes one string.
+// JoinText joins the non-empty text parts of parts with a newline between
+// them: the text of a tool result for an API that takes one string.
 func JoinText(parts []ContentPart) string {
 	var out []byte
 	first := true
 	for _, p := range parts {
-		if p.Type != PartText {
+		if p.Type != PartText || p.Text == "" {
 			continue
 		}
 		if !first {

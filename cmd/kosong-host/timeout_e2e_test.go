@@ -143,3 +143,12 @@ func TestRunInterruptDuringStall(t *testing.T) {
 		t.Errorf("run took %s to end after SIGINT", d)
 	}
 }
+
+func TestRunBadStreamIdleTimeout(t *testing.T) {
+	for _, value := range []string{"-1s", "soon"} {
+		r := runWithEnv(t, nil, "run", "--provider", "scripted", "--script", "agents/demo/script.yaml", "-p", "hi", "--stream-idle-timeout", value)
+		if r.code != 2 || !strings.Contains(r.stderr, "stream-idle-timeout") {
+			t.Errorf("--stream-idle-timeout %s: exit %d stderr %q, want 2 naming the flag", value, r.code, r.stderr)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package anthropic_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/kosong-host/kosong-host/providers"
@@ -124,5 +126,16 @@ func TestTruncatedCallInHistory(t *testing.T) {
 	var input map[string]any
 	if use.Type != "tool_use" || json.Unmarshal(use.Input, &input) != nil || len(input) != 0 {
 		t.Fatalf("tool_use sent %+v (input %s), want input {}", use, use.Input)
+	}
+}
+
+// TestMaxTokensWithOnlyThinking: a response the output limit cut off while
+// thinking is an empty response that says so.
+func TestMaxTokensWithOnlyThinking(t *testing.T) {
+	srv := anthropictest.NewServer(t, anthropictest.Response{Blocks: []anthropictest.Block{anthropictest.Thinking("sig", "Let me think")}, StopReason: "max_tokens"})
+	r := streamtest.Drain(mustStream(t, newProvider(t, srv, nil), userRequest("hi")), nil)
+	var pe *providers.Error
+	if !errors.As(r.Err, &pe) || pe.Kind != providers.ErrEmptyResponse || !strings.Contains(r.Err.Error(), "output limit cut it off (stop_reason max_tokens)") {
+		t.Fatalf("error %v, want an empty response naming the output limit", r.Err)
 	}
 }

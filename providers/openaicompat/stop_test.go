@@ -2,6 +2,8 @@ package openaicompat_test
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/kosong-host/kosong-host/providers"
@@ -86,5 +88,16 @@ func TestTruncatedCallInHistory(t *testing.T) {
 	args := srv.LastRequest(t).Chat.Messages[1].ToolCalls[0].Function.Arguments
 	if args != "{}" || !json.Valid([]byte(args)) {
 		t.Fatalf("arguments sent %q, want {}", args)
+	}
+}
+
+// TestLengthWithNothing: a response cut off before any text or call is an
+// empty response that says the output limit cut it.
+func TestLengthWithNothing(t *testing.T) {
+	srv := openaitest.NewServer(t, openaitest.Response{Reasoning: []string{"Let me think"}, FinishReason: "length"})
+	r := run(t, newProvider(t, srv), userHello)
+	var pe *providers.Error
+	if !errors.As(r.Err, &pe) || pe.Kind != providers.ErrEmptyResponse || !strings.Contains(r.Err.Error(), "output limit") {
+		t.Fatalf("error %v, want an empty response naming the output limit", r.Err)
 	}
 }
