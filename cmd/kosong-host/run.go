@@ -65,9 +65,10 @@ that need approval ask: approve, approve for this session, reject, or
 reject with feedback.
 
 With -p, or with the prompt on stdin when stdin is not a terminal, run one
-turn and exit: 0 done, 1 the turn failed (or a call was rejected), 2 usage
+turn and exit: 0 done, 1 the turn failed (or a call was rejected, or the
+repeat guard stopped it), 2 usage
 or configuration error, 75 the provider kept failing after retries, 130
-interrupted. Nobody can answer approval requests then: they are rejected,
+interrupted (the session is saved first: --resume continues it). Nobody can answer approval requests then: they are rejected,
 telling the model that --yolo allows them, unless --yolo is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAgent(cmd, g, f) },
@@ -133,7 +134,7 @@ func providerOptions(f *runFlags, s *spec.Spec, workDir string) registry.Options
 func turnExit(res loop.TurnResult, err error, streamJSON bool) error {
 	code := 0
 	switch {
-	case err == nil && res.Reason == loop.StopRejected:
+	case err == nil && (res.Reason == loop.StopRejected || res.Reason == loop.StopToolCallRepeat):
 		code = 1
 	case err == nil:
 		return nil
