@@ -308,3 +308,47 @@ func TestTextTruncated(t *testing.T) {
 		t.Fatalf("turn end %+v", ends)
 	}
 }
+
+// TestInterruptKeepsText: an interrupted step without calls keeps the
+// text streamed so far; reasoning alone is not kept.
+func TestInterruptKeepsText(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		items []item
+		roles string
+	}{
+		{"text", []item{reasoning("hm"), text("Half an ans")}, "user,assistant,user"},
+		{"reasoning only", []item{reasoning("hm")}, "user,user"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			streamed := make(chan struct{})
+			items := append(tt.items, waitFor(make(chan struct{})))
+			prov := &fakeProvider{responses: [][]item{items}}
+			n := 0
+			l, _ := newLoop(t, prov, newToolset(t), func(c *Config) {
+				c.Observer = ObserverFunc(func(e Event) {
+					switch e.(type) {
+					case TextDelta, ReasoningDelta:
+						if n++; n == len(tt.items) {
+							close(streamed)
+						}
+					}
+				})
+			})
+			ctx, cancel := context.WithCancel(context.Background())
+			done := runTurn(l, ctx)
+			recv(t, streamed, "the stream")
+			cancel()
+			if err := recv(t, done, "turn"); !errors.Is(err, context.Canceled) {
+				t.Fatal(err)
+			}
+			h := l.History()
+			if got := roles(h); got != tt.roles {
+				t.Fatalf("history %s", got)
+			}
+			if tt.name == "text" && (h[1].Text() != "Half an ans" || h[1].Reasoning != "hm") {
+				t.Fatalf("assistant %+v", h[1])
+			}
+		})
+	}
+}

@@ -78,9 +78,11 @@ func (o *stepOutput) messages() []providers.Message {
 	return msgs
 }
 
-// empty reports whether the output has nothing worth keeping.
+// empty reports whether the output has nothing worth keeping: no text and
+// no call (reasoning alone would make an assistant message some providers
+// refuse).
 func (o *stepOutput) empty() bool {
-	return o == nil || (o.text == "" && o.reasoning == "" && len(o.calls) == 0)
+	return o == nil || (o.text == "" && len(o.calls) == 0)
 }
 
 // plainRejection reports whether a call was rejected without feedback.
