@@ -189,6 +189,11 @@ func (l *Loop) step(ctx context.Context, n int, prevRepeats map[string]int, usag
 			}
 		case c := <-s.finished:
 			s.outstanding--
+			if ctx.Err() != nil {
+				// The result may be the call's answer to the cancellation.
+				fail, mode = ctx.Err(), failCancel
+				s.interrupted, s.cause, s.cancelled = true, fail, true
+			}
 			s.finish(c)
 		case <-ctx.Done():
 			fail, mode = ctx.Err(), failCancel
@@ -331,8 +336,9 @@ func withResult(c *call, r toolset.Result) *call {
 
 // finish records the result of a call that ran, and of its duplicates.
 func (s *stepState) finish(c *call) {
-	c.cancelled = s.cancelled && c.dispatched
-	if c.cancelled && c.result.Kind != toolset.Ok {
+	// A call that answers Ok after the cancellation had finished its work.
+	c.cancelled = s.cancelled && c.dispatched && c.result.Kind != toolset.Ok
+	if c.cancelled {
 		c.result = cancelledResult(c.result, s.interrupted, s.cause, true)
 	}
 	s.complete(c, c.result)
