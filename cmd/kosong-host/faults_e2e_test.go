@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,5 +105,38 @@ func TestRunBrokenStreamKeepsTheCallThatRan(t *testing.T) {
 	kept, _ := retries[0]["kept_calls"].([]any)
 	if len(kept) != 1 || kept[0].(map[string]any)["id"] != "call_0" || kept[0].(map[string]any)["name"] != "Shell" {
 		t.Fatalf("retry event %v", retries[0])
+	}
+}
+
+// TestRunRepeatGuard: a model that makes the same Echo call in every step
+// gets the escalating reminders, shown in stream-json, and the turn stops
+// at the 12th with reason tool_call_repeat, not as an error.
+func TestRunRepeatGuard(t *testing.T) {
+	var script strings.Builder
+	script.WriteString("turns:\n")
+	for i := 1; i <= 13; i++ {
+		fmt.Fprintf(&script, "  - tool_calls: [{id: c%d, name: Echo, arguments: {text: again}}]\n", i)
+	}
+	work := writeFiles(t, map[string]string{"agent.yaml": echoAgent, "s.md": "hi", "script.yaml": script.String()})
+	r := runHost(t, work, "", "run", "--provider", "scripted", "--script", "script.yaml", "--output-format", "stream-json", "-p", "Echo.")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	evs := streamEvents(t, r.stdout)
+	reminders := map[string]string{}
+	for _, ev := range eventsOfType(evs, "tool_result") {
+		if s, _ := ev["reminder"].(string); s != "" {
+			reminders[ev["id"].(string)] = s
+		}
+	}
+	if len(reminders) != 3 || !strings.Contains(reminders["c5"], "`Echo` 5 times in a row") || !strings.Contains(reminders["c8"], "dead end") {
+		t.Fatalf("reminders %q", reminders)
+	}
+	ends := eventsOfType(evs, "turn_end")
+	if len(ends) != 1 || ends[0]["reason"] != "tool_call_repeat" || ends[0]["error"] != nil || len(eventsOfType(evs, "error")) != 0 {
+		t.Fatalf("turn_end %v", ends)
+	}
+	if n := len(eventsOfType(evs, "tool_call")); n != 12 {
+		t.Fatalf("%d tool calls, want 12", n)
 	}
 }

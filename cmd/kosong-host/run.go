@@ -230,6 +230,9 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	}
 	a, err := agent.LoadSpec(ctx, s, opts)
 	if err != nil {
+		if ctx.Err() != nil {
+			return exitCode(exitInterrupted, ctx.Err()) // Ctrl-C while the plugins started
+		}
 		return exitCode(2, err)
 	}
 	defer a.Close()
