@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kosong-host/kosong-host/host/testbin"
 	"github.com/kosong-host/kosong-host/providers/openaitest"
 )
 
@@ -150,5 +151,54 @@ func TestRunInterruptKeepsWhatHappened(t *testing.T) {
 	}
 	if len(users) != 3 || users[0] != "Run both." || !strings.Contains(users[1], "The user interrupted you") || users[2] != "What happened?" {
 		t.Errorf("user messages %q", users)
+	}
+}
+
+// TestRunInterruptWhilePluginsStart: Ctrl-C while a plugin is still
+// starting ends the run as interrupted (130), not as a load error. (The
+// launcher waits out the handshake timeout before the load returns, so the
+// timeout is short, yet far longer than the signal takes to arrive.)
+func TestRunInterruptWhilePluginsStart(t *testing.T) {
+	hang, err := testbin.Build("host/testdata/plugins/hang", "hang")
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := "version: 1\nagent:\n  name: t\n  system_prompt_path: ./s.md\n  tools: [\"" + hang + ":X\"]\n"
+	work := writeFiles(t, map[string]string{"agent.yaml": agent, "s.md": "hi", "script.yaml": "turns:\n  - text: hi\n"})
+	cmd := exec.Command(kosongHost(t), "--log-level", "debug", "--plugin-start-timeout", "10s",
+		"run", "--provider", "scripted", "--script", "script.yaml", "-p", "hi")
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "KOSONG_PLUGIN_PATH=", "XDG_STATE_HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	starting := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		seen := false
+		for sc.Scan() {
+			if !seen && strings.Contains(sc.Text(), "starting plugin") {
+				seen = true
+				close(starting)
+			}
+		}
+	}()
+	select {
+	case <-starting:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the plugin did not start")
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130", err)
 	}
 }
