@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -109,7 +110,7 @@ func TestRetryWaitsForRunningCall(t *testing.T) {
 func TestRetryExhaustedKeepsEveryAttempt(t *testing.T) {
 	calls := &atomic.Int32{}
 	prov := &fakeProvider{more: func(i int) []item {
-		return []item{toolCall("c"+string(rune('1'+i)), "Count", `{"i":`+string(rune('1'+i))+`}`), fail(providers.ErrServer)}
+		return []item{toolCall(fmt.Sprint("c", i+1), "Count", fmt.Sprintf(`{"i":%d}`, i)), fail(providers.ErrServer)}
 	}}
 	l, _ := newLoop(t, prov, newToolset(t, countingTool(calls)), nil)
 	_, err := l.Turn(context.Background(), "x")
@@ -351,4 +352,24 @@ func TestInterruptKeepsText(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRepeatStopInABrokenAttempt: the 12th repeat in an attempt whose
+// stream then breaks still ends the turn, with that attempt as its last
+// step.
+func TestRepeatStopInABrokenAttempt(t *testing.T) {
+	calls := &atomic.Int32{}
+	prov := &fakeProvider{more: func(i int) []item {
+		resp := []item{toolCall(fmt.Sprint("c", i+1), "Count", `{"same":true}`)}
+		if i == 11 {
+			resp = append(resp, fail(providers.ErrConnection))
+		}
+		return resp
+	}}
+	l, _ := newLoop(t, prov, newToolset(t, countingTool(calls)), nil)
+	res, err := l.Turn(context.Background(), "x")
+	if err != nil || res.Reason != StopToolCallRepeat || len(prov.Requests()) != 12 || calls.Load() != 11 {
+		t.Fatalf("res %+v err %v requests %d calls %d", res, err, len(prov.Requests()), calls.Load())
+	}
+	checkPairs(t, l.History())
 }

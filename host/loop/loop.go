@@ -270,6 +270,10 @@ func (l *Loop) stepWithRetry(ctx context.Context, step int, repeats *map[string]
 			}
 			l.emit(StepInterrupted{Step: step, Calls: out.toolCalls(), Text: out.text})
 			return nil, ctx.Err()
+		case out.repeatStop:
+			// The repeat guard ends the turn anyway: this attempt is its
+			// last step.
+			return out, nil
 		case len(out.calls) > 0:
 			l.appendHistory(out.messages()...)
 			*repeats = out.repeats
