@@ -67,9 +67,10 @@ that need approval ask: approve, approve for this session, reject, or
 reject with feedback.
 
 With -p, or with the prompt on stdin when stdin is not a terminal, run one
-turn and exit: 0 done, 1 the turn failed (or a call was rejected), 2 usage
+turn and exit: 0 done, 1 the turn failed (or a call was rejected, or the
+repeat guard stopped it), 2 usage
 or configuration error, 75 the provider kept failing after retries, 130
-interrupted. Nobody can answer approval requests then: they are rejected,
+interrupted (the session is saved first: --resume continues it). Nobody can answer approval requests then: they are rejected,
 telling the model that --yolo allows them, unless --yolo is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAgent(cmd, g, f) },
@@ -136,7 +137,7 @@ func providerOptions(f *runFlags, s *spec.Spec, workDir string) registry.Options
 func turnExit(res loop.TurnResult, err error, streamJSON bool) error {
 	code := 0
 	switch {
-	case err == nil && res.Reason == loop.StopRejected:
+	case err == nil && (res.Reason == loop.StopRejected || res.Reason == loop.StopToolCallRepeat):
 		code = 1
 	case err == nil:
 		return nil
@@ -235,6 +236,9 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	}
 	a, err := agent.LoadSpec(ctx, s, opts)
 	if err != nil {
+		if ctx.Err() != nil {
+			return exitCode(exitInterrupted, ctx.Err()) // Ctrl-C while the plugins started
+		}
 		return exitCode(2, err)
 	}
 	defer a.Close()
