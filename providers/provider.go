@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/kosong-host/kosong-host/providers/timeouts"
 )
 
 // Request is what the loop asks of a provider for one model response.
@@ -113,6 +115,10 @@ const (
 	ErrBadRequest
 	// ErrScriptExhausted is the scripted provider running out of turns.
 	ErrScriptExhausted
+	// ErrTimeout is a wait on the API that expired: no response headers
+	// within the connect timeout, or a stream silent for the stream idle
+	// timeout (see providers/timeouts). Retried.
+	ErrTimeout
 )
 
 func (k ErrorKind) String() string {
@@ -131,6 +137,8 @@ func (k ErrorKind) String() string {
 		return "bad request"
 	case ErrScriptExhausted:
 		return "script exhausted"
+	case ErrTimeout:
+		return "timed out"
 	default:
 		return "provider error"
 	}
@@ -164,7 +172,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // Retryable reports whether the failure may go away on a retry.
 func (e *Error) Retryable() bool {
 	switch e.Kind {
-	case ErrRateLimit, ErrServer, ErrConnection, ErrEmptyResponse:
+	case ErrRateLimit, ErrServer, ErrConnection, ErrEmptyResponse, ErrTimeout:
 		return true
 	}
 	return false
@@ -206,6 +214,17 @@ func KindForStatus(status int) ErrorKind {
 		return ErrBadRequest
 	}
 	return ErrUnknown
+}
+
+// StallError reports a wait on the API that expired (a *timeouts.Error
+// anywhere in err's chain) as an ErrTimeout of the named provider; nil when
+// err is no such expiry.
+func StallError(provider string, err error) *Error {
+	var te *timeouts.Error
+	if !errors.As(err, &te) {
+		return nil
+	}
+	return &Error{Provider: provider, Kind: ErrTimeout, Err: te}
 }
 
 // IsRetryable reports whether err is a retryable provider error.

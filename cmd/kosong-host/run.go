@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/chzyer/readline"
 	"github.com/spf13/cobra"
@@ -49,6 +50,7 @@ type runFlags struct {
 	maxSteps     int
 	yolo         bool
 	interactive  bool
+	streamIdle   time.Duration
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -65,9 +67,10 @@ that need approval ask: approve, approve for this session, reject, or
 reject with feedback.
 
 With -p, or with the prompt on stdin when stdin is not a terminal, run one
-turn and exit: 0 done, 1 the turn failed (or a call was rejected), 2 usage
+turn and exit: 0 done, 1 the turn failed (or a call was rejected, or the
+repeat guard stopped it), 2 usage
 or configuration error, 75 the provider kept failing after retries, 130
-interrupted. Nobody can answer approval requests then: they are rejected,
+interrupted (the session is saved first: --resume continues it). Nobody can answer approval requests then: they are rejected,
 telling the model that --yolo allows them, unless --yolo is given.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAgent(cmd, g, f) },
@@ -84,6 +87,7 @@ telling the model that --yolo allows them, unless --yolo is given.`,
 	fl.StringVar(&f.resume, "resume", "", `continue a session with its history: a session id, or "last" for the newest`)
 	fl.Int64Var(&f.contextSize, "max-context-size", 0, "the model's context window in tokens, to compact the history as it nears it (default: the model alias's max_context_size; unknown: never)")
 	fl.IntVar(&f.maxSteps, "max-steps-per-turn", loop.DefaultMaxStepsPerTurn, "steps a turn may take before it is stopped")
+	fl.DurationVar(&f.streamIdle, "stream-idle-timeout", 0, "fail a model response (and retry it) when its stream sends nothing for this long (default: the configuration's stream_idle_timeout, else 5m)")
 	fl.BoolVar(&f.yolo, "yolo", false, "approve every action without asking")
 	fl.BoolVarP(&f.interactive, "interactive", "i", false, "run the interactive session even when stdin is not a terminal (prompts and approval answers are read line by line)")
 	return cmd
@@ -120,7 +124,7 @@ func decideMode(f *runFlags, stdin io.Reader, stdinTTY bool) (runMode, error) {
 // unless a script is given, else the registry's default selection.
 func providerOptions(f *runFlags, s *spec.Spec, workDir string) registry.Options {
 	opts := registry.Options{Provider: f.provider, Model: f.model, BaseURL: f.baseURL, Script: f.script,
-		WorkDir: workDir, ConfigPath: f.config}
+		WorkDir: workDir, ConfigPath: f.config, StreamIdleTimeout: f.streamIdle}
 	if f.provider == "" && f.model == "" && f.script == "" {
 		opts.ModelAlias = s.Model
 	}
@@ -133,7 +137,7 @@ func providerOptions(f *runFlags, s *spec.Spec, workDir string) registry.Options
 func turnExit(res loop.TurnResult, err error, streamJSON bool) error {
 	code := 0
 	switch {
-	case err == nil && res.Reason == loop.StopRejected:
+	case err == nil && (res.Reason == loop.StopRejected || res.Reason == loop.StopToolCallRepeat):
 		code = 1
 	case err == nil:
 		return nil
@@ -164,6 +168,9 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 		streamJSON = true
 	default:
 		return exitCode(2, fmt.Errorf("invalid --output-format %q: use text or stream-json", f.outputFormat))
+	}
+	if f.streamIdle < 0 {
+		return exitCode(2, fmt.Errorf("invalid --stream-idle-timeout %s: it must be positive", f.streamIdle))
 	}
 	if f.maxSteps < 1 {
 		return exitCode(2, fmt.Errorf("invalid --max-steps-per-turn %d: it must be at least 1", f.maxSteps))
@@ -229,6 +236,9 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	}
 	a, err := agent.LoadSpec(ctx, s, opts)
 	if err != nil {
+		if ctx.Err() != nil {
+			return exitCode(exitInterrupted, ctx.Err()) // Ctrl-C while the plugins started
+		}
 		return exitCode(2, err)
 	}
 	defer a.Close()

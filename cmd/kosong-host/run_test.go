@@ -32,6 +32,7 @@ func TestTurnExit(t *testing.T) {
 	}{
 		{"done", loop.TurnResult{Reason: loop.StopDone}, nil, false, 0, false},
 		{"rejected", loop.TurnResult{Reason: loop.StopRejected}, nil, false, 1, false},
+		{"repeat guard", loop.TurnResult{Reason: loop.StopToolCallRepeat}, nil, false, 1, false},
 		{"max steps", loop.TurnResult{}, &loop.MaxStepsError{N: 3}, false, 1, false},
 		{"not retryable", loop.TurnResult{}, &providers.Error{Provider: "p", Kind: providers.ErrAuth}, false, 1, false},
 		{"retries exhausted", loop.TurnResult{}, &loop.RetriesExhaustedError{Attempts: 3, Err: retryable}, false, exitProvider, false},

@@ -76,14 +76,32 @@ func newToolsListCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withAgent(cmd, approval.Deny{}, func(_ context.Context, a *agent.Agent) error {
 				out := cmd.OutOrStdout()
+				// modelName is the name the model sees, when it differs.
+				modelName := func(name string) string {
+					if m, ok := a.Toolset.ModelNameOf(name); ok && m != name {
+						return m
+					}
+					return ""
+				}
 				if asJSON {
+					type row struct {
+						agent.ToolStatus
+						ModelName string `json:"model_name,omitempty"`
+					}
+					rows := make([]row, len(a.Status))
+					for i, st := range a.Status {
+						rows[i] = row{ToolStatus: st, ModelName: modelName(st.Name)}
+					}
 					enc := json.NewEncoder(out)
 					enc.SetIndent("", "  ")
-					return enc.Encode(a.Status)
+					return enc.Encode(rows)
 				}
 				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "NAME\tSTATUS\tCAPABILITIES\tSOURCE")
 				for _, st := range a.Status {
+					if m := modelName(st.Name); m != "" {
+						st.Name += " (as " + m + ")"
+					}
 					status := st.Status
 					if st.Reason != "" {
 						status += ": " + st.Reason

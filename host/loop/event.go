@@ -45,7 +45,9 @@ type ReasoningDelta struct {
 
 // ToolCallStarted: a tool call arrived and was handed to the toolset.
 // Duplicate marks a call identical to an earlier one of the same step; it
-// is not run again and gets that call's result.
+// is not run again and gets that call's result. A call with
+// Call.Truncated set was cut off by the output limit and is not run: its
+// result says so.
 type ToolCallStarted struct {
 	Step      int
 	Call      providers.ToolCall
@@ -53,10 +55,11 @@ type ToolCallStarted struct {
 }
 
 // ToolCallFinished: a tool call's result is in. Repeat counts the
-// consecutive steps (this one included) that made the same call.
-// Cancelled marks a call that ended after its step had failed or been
-// cancelled: the call was cancelled. (Every result of a failed step is
-// discarded with the step; StepRetried or TurnEnded follows.)
+// consecutive steps (this one included) that made the same call; Reminder
+// is the repeat guard's text appended to the result the model sees ("" for
+// none). Cancelled marks a call that was cancelled on the way (the user
+// interrupted, or the provider failed for good): its Result says so, and
+// that is what the model sees.
 type ToolCallFinished struct {
 	Step      int
 	Call      providers.ToolCall
@@ -64,6 +67,7 @@ type ToolCallFinished struct {
 	Duration  time.Duration
 	Repeat    int
 	Cancelled bool
+	Reminder  string
 }
 
 // UsageReported is the token usage of one model response.
@@ -73,14 +77,37 @@ type UsageReported struct {
 }
 
 // StepRetried: an attempt failed with a retryable error; the step is run
-// again from scratch (its partial output is discarded) after Delay.
-// Attempt is the attempt about to be made.
+// again after Delay. Attempt is the attempt about to be made. Kept are the
+// calls of the failed attempt that ran: they entered the history with
+// their results and the text streamed before them, and the next attempt
+// continues from there; they are not run again. With none kept, the failed
+// attempt left no trace.
 type StepRetried struct {
 	Step        int
 	Attempt     int
 	MaxAttempts int
 	Delay       time.Duration
 	Err         error
+	Kept        []providers.ToolCall
+}
+
+// StepInterrupted: the turn was cancelled (Ctrl-C) during a step. The step
+// entered the history as it was: its Text so far and its Calls, each with
+// its real result if it had finished, else one saying it was interrupted.
+type StepInterrupted struct {
+	Step  int
+	Calls []providers.ToolCall
+	Text  string
+}
+
+// ResponseStopped is why the model stopped a response, as the provider
+// reported it. With providers.StopMaxTokens the response was cut off by the
+// output limit; Truncated are its calls whose arguments were cut off (not
+// run).
+type ResponseStopped struct {
+	Step      int
+	Reason    providers.StopReason
+	Truncated []providers.ToolCall
 }
 
 // ApprovalDecided is an approval request and its answer. Answer says who
@@ -114,12 +141,14 @@ type TurnFailed struct {
 	Err error
 }
 
-// TurnEnded closes every turn. Err is the error that ended it, if any.
+// TurnEnded closes every turn. Err is the error that ended it, if any;
+// ModelStop is why the model stopped its last response ("" if unknown).
 type TurnEnded struct {
-	Steps  int
-	Usage  providers.Usage
-	Reason StopReason
-	Err    error
+	Steps     int
+	Usage     providers.Usage
+	Reason    StopReason
+	ModelStop providers.StopReason
+	Err       error
 }
 
 func (StepStarted) event()      {}
@@ -129,6 +158,8 @@ func (ToolCallStarted) event()  {}
 func (ToolCallFinished) event() {}
 func (UsageReported) event()    {}
 func (StepRetried) event()      {}
+func (StepInterrupted) event()  {}
+func (ResponseStopped) event()  {}
 func (ApprovalDecided) event()  {}
 func (ToolProgress) event()     {}
 func (TurnFailed) event()       {}

@@ -173,3 +173,39 @@ func recv[T any](t *testing.T, ch <-chan T, what string) T {
 		panic("unreachable")
 	}
 }
+
+func truncatedCall(id, name, args string) item {
+	return item{ev: providers.Event{Kind: providers.EventToolCall, ToolCall: &providers.ToolCall{ID: id, Name: name, Arguments: args, Truncated: true}}}
+}
+func stop(r providers.StopReason) item {
+	return item{ev: providers.Event{Kind: providers.EventStop, Stop: r}}
+}
+
+// checkPairs fails the test unless every tool call of history has exactly
+// one tool message, right after its assistant message, and every tool
+// message answers a call: the shape every provider accepts.
+func checkPairs(t *testing.T, h []providers.Message) {
+	t.Helper()
+	for i := 0; i < len(h); i++ {
+		m := h[i]
+		switch m.Role {
+		case providers.RoleTool:
+			t.Fatalf("message %d: tool message %s answers no call", i, m.ToolCallID)
+		case providers.RoleAssistant:
+			want := map[string]int{}
+			for _, tc := range m.ToolCalls {
+				want[tc.ID]++
+			}
+			j := i + 1
+			for ; j < len(h) && h[j].Role == providers.RoleTool; j++ {
+				want[h[j].ToolCallID]--
+			}
+			for id, n := range want {
+				if n != 0 {
+					t.Fatalf("message %d: call %s has %d results, want 1", i, id, 1-n)
+				}
+			}
+			i = j - 1
+		}
+	}
+}

@@ -6,8 +6,12 @@
 // The loop knows a providers.ChatProvider and the small Toolset interface
 // below, nothing of plugins, gRPC or approvals. History stays consistent: a
 // step's assistant message and its tool messages are appended together,
-// only once every result is in, so an interrupted or failed step leaves the
-// history as it was.
+// once every call has its one result. What happened is never dropped: a
+// step interrupted by the user, or whose stream broke after some of its
+// calls ran, enters the history with the calls it made and their results
+// (real ones, or ones saying the call was cancelled), so no call is run
+// twice and the model learns what really happened (see the README:
+// retries and interruptions).
 package loop
 
 import (
@@ -72,6 +76,9 @@ const (
 	StopCancelled StopReason = "cancelled"
 	// StopError: the turn failed.
 	StopError StopReason = "error"
+	// StopToolCallRepeat: the repeat guard stopped the turn: the model
+	// made the same call in too many consecutive steps.
+	StopToolCallRepeat StopReason = "tool_call_repeat"
 )
 
 // TurnResult sums up a turn.
@@ -82,22 +89,15 @@ type TurnResult struct {
 	// attempts included.
 	Usage  providers.Usage
 	Reason StopReason
+	// ModelStop is why the model stopped its last response, as the
+	// provider reported it ("" when it did not).
+	ModelStop providers.StopReason
 }
 
 // MaxStepsError ends a turn that used its steps without an answer.
 type MaxStepsError struct{ N int }
 
 func (e *MaxStepsError) Error() string { return fmt.Sprintf("Max number of steps reached: %d", e.N) }
-
-// RepeatError ends a turn in which the model kept making the same call.
-type RepeatError struct {
-	Tool  string
-	Count int
-}
-
-func (e *RepeatError) Error() string {
-	return fmt.Sprintf("the turn was stopped: the model called %s with the same arguments in %d consecutive steps", e.Tool, e.Count)
-}
 
 // RetriesExhaustedError is a retryable provider failure that persisted
 // through every attempt. It unwraps to the last failure, so
@@ -178,10 +178,11 @@ func (l *Loop) snapshot() []providers.Message {
 func (l *Loop) emit(e Event) { l.cfg.Observer.Observe(e) }
 
 // Turn sends the user's input and runs steps until the model answers
-// without calling a tool, a tool call is rejected without feedback, an
-// error occurs or ctx ends. Completed steps stay in the history whatever
-// happens; an interrupted step leaves no trace. Every turn ends with a
-// TurnEnded event.
+// without calling a tool, a tool call is rejected without feedback, the
+// repeat guard stops it, an error occurs or ctx ends. Completed steps stay
+// in the history whatever happens; so do the calls of an interrupted or
+// failed step, each with one result. An interrupted turn ends with
+// InterruptedNote as a user message. Every turn ends with a TurnEnded event.
 func (l *Loop) Turn(ctx context.Context, input string) (TurnResult, error) {
 	l.turnMu.Lock()
 	defer l.turnMu.Unlock()
@@ -193,11 +194,12 @@ func (l *Loop) Turn(ctx context.Context, input string) (TurnResult, error) {
 	case ctx.Err() != nil:
 		res.Reason = StopCancelled
 		err = ctx.Err()
+		l.appendHistory(providers.Message{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart(InterruptedNote)}})
 	default:
 		res.Reason = StopError
 		l.emit(TurnFailed{Err: err})
 	}
-	l.emit(TurnEnded{Steps: res.Steps, Usage: res.Usage, Reason: res.Reason, Err: err})
+	l.emit(TurnEnded{Steps: res.Steps, Usage: res.Usage, Reason: res.Reason, ModelStop: res.ModelStop, Err: err})
 	return res, err
 }
 
@@ -220,7 +222,7 @@ func (l *Loop) turn(ctx context.Context) (TurnResult, error) {
 			}
 			l.tokens = 0
 		}
-		out, err := l.stepWithRetry(ctx, step, repeats, &res.Usage)
+		out, err := l.stepWithRetry(ctx, step, &repeats, &res.Usage)
 		if err != nil {
 			return res, err
 		}
@@ -229,10 +231,12 @@ func (l *Loop) turn(ctx context.Context) (TurnResult, error) {
 			l.tokens = out.contextTokens
 		}
 		res.Steps = step
+		res.ModelStop = out.stopReason
 		repeats = out.repeats
 		switch {
-		case out.stop != nil:
-			return res, out.stop
+		case out.repeatStop:
+			res.Reason = StopToolCallRepeat
+			return res, nil
 		case len(out.calls) == 0:
 			res.Reason = StopDone
 			return res, nil
@@ -243,18 +247,37 @@ func (l *Loop) turn(ctx context.Context) (TurnResult, error) {
 	}
 }
 
-// stepWithRetry runs a step, running it again from scratch after a
-// retryable provider error, as the retry policy allows.
-func (l *Loop) stepWithRetry(ctx context.Context, step int, repeats map[string]int, usage *providers.Usage) (*stepOutput, error) {
+// stepWithRetry runs a step, again after a retryable provider error, as
+// the retry policy allows. An attempt that fails after some of its calls
+// ran is not thrown away: its text so far and its calls with their results
+// enter the history first (they are not run again), so the next attempt
+// continues from what really happened. So do the calls of an attempt that
+// is interrupted or fails for good, with results saying they were cancelled.
+func (l *Loop) stepWithRetry(ctx context.Context, step int, repeats *map[string]int, usage *providers.Usage) (*stepOutput, error) {
 	attempts := max(l.policy.Attempts, 1)
 	for attempt := 1; ; attempt++ {
 		l.emit(StepStarted{Step: step, Attempt: attempt})
-		out, err := l.step(ctx, step, repeats, usage)
+		out, err := l.step(ctx, step, *repeats, usage)
 		if err == nil {
 			return out, nil
 		}
-		if ctx.Err() != nil {
+		var kept []providers.ToolCall
+		switch {
+		case ctx.Err() != nil:
+			// Interrupted: what the step did so far stays.
+			if !out.empty() {
+				l.appendHistory(out.messages()...)
+			}
+			l.emit(StepInterrupted{Step: step, Calls: out.toolCalls(), Text: out.text})
 			return nil, ctx.Err()
+		case out.repeatStop:
+			// The repeat guard ends the turn anyway: this attempt is its
+			// last step.
+			return out, nil
+		case len(out.calls) > 0:
+			l.appendHistory(out.messages()...)
+			*repeats = out.repeats
+			kept = out.toolCalls()
 		}
 		if !providers.IsRetryable(err) {
 			return nil, err
@@ -263,7 +286,7 @@ func (l *Loop) stepWithRetry(ctx context.Context, step int, repeats map[string]i
 			return nil, &RetriesExhaustedError{Attempts: attempts, Err: err}
 		}
 		delay := l.policy.Backoff(attempt)
-		l.emit(StepRetried{Step: step, Attempt: attempt + 1, MaxAttempts: attempts, Delay: delay, Err: err})
+		l.emit(StepRetried{Step: step, Attempt: attempt + 1, MaxAttempts: attempts, Delay: delay, Err: err, Kept: kept})
 		timer := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():

@@ -13,43 +13,32 @@ import (
 	"github.com/kosong-host/kosong-host/providers"
 )
 
-// The repeat guard: a call (same tool, same canonical arguments) made in
-// consecutive steps gets a reminder appended to its tool message on the
-// occurrences listed in reminderAt, and the turn is stopped at the
-// repeatStop-th occurrence (that call is not run).
-var reminderAt = map[int]bool{3: true, 5: true, 8: true}
-
-const repeatStop = 12
-
-func reminder(tool string, n int) string {
-	if !reminderAt[n] {
-		return ""
-	}
-	return fmt.Sprintf("<system>You have called `%s` with the same arguments %d times in a row and the result does not change. "+
-		"Do not repeat the call: try a different approach, or stop and tell the user what blocks you.</system>", tool, n)
-}
-
-func repeatStopped(tool string, n int) toolset.Result {
-	msg := fmt.Sprintf("The call was not run: `%s` was called with the same arguments %d times in a row, so the turn is stopped.", tool, n)
-	return toolset.Result{Kind: toolset.Failed, Message: msg, Brief: "Stopped: repeated call"}
-}
-
 // call is one tool call of a step.
 type call struct {
 	tc     providers.ToolCall
 	key    string
 	repeat int
-	start  time.Time
-	end    time.Time
+	// reminder is the repeat guard's text appended to the call's tool
+	// message ("" for none).
+	reminder string
+	start    time.Time
+	end      time.Time
 	// orig is the identical earlier call of the step this one shares a
 	// result with; dups are the calls sharing this one's result.
-	orig   *call
-	dups   []*call
-	done   bool
-	result toolset.Result
+	orig *call
+	dups []*call
+	// dispatched: the call was handed to its tool (truncated calls and
+	// calls stopped by the repeat guard never are).
+	dispatched bool
+	done       bool
+	// cancelled: the call's result came in after its step was cancelled
+	// (or never came); its result says so.
+	cancelled bool
+	result    toolset.Result
 }
 
-// stepOutput is a completed step.
+// stepOutput is what a step produced: the whole response of a completed
+// step, or what a failed or interrupted attempt got so far.
 type stepOutput struct {
 	text      string
 	reasoning string
@@ -62,8 +51,11 @@ type stepOutput struct {
 	// repeats counts, per call key, the consecutive steps ending with
 	// this one that made the call.
 	repeats map[string]int
-	// stop ends the turn after this step is appended.
-	stop error
+	// stopReason is why the model stopped, as the provider reported it.
+	stopReason providers.StopReason
+	// repeatStop is set when the repeat guard stops the turn after this
+	// step is appended.
+	repeatStop bool
 }
 
 // messages are the assistant message and one tool message per call, in
@@ -77,13 +69,20 @@ func (o *stepOutput) messages() []providers.Message {
 	for _, c := range o.calls {
 		msg.ToolCalls = append(msg.ToolCalls, c.tc)
 		tm := c.result.ToolMessage()
-		if r := reminder(c.tc.Name, c.repeat); r != "" {
-			tm.Content = append(tm.Content, providers.TextPart(r))
+		if c.reminder != "" {
+			tm.Content = append(tm.Content, providers.TextPart(c.reminder))
 		}
 		msgs = append(msgs, tm)
 	}
 	msgs[0] = msg
 	return msgs
+}
+
+// empty reports whether the output has nothing worth keeping: no text and
+// no call (reasoning alone would make an assistant message some providers
+// refuse).
+func (o *stepOutput) empty() bool {
+	return o == nil || (o.text == "" && len(o.calls) == 0)
 }
 
 // plainRejection reports whether a call was rejected without feedback.
@@ -96,23 +95,58 @@ func (o *stepOutput) plainRejection() bool {
 	return false
 }
 
+// toolCalls lists the calls, as the model made them.
+func (o *stepOutput) toolCalls() []providers.ToolCall {
+	out := make([]providers.ToolCall, len(o.calls))
+	for i, c := range o.calls {
+		out[i] = c.tc
+	}
+	return out
+}
+
 type streamItem struct {
 	ev  providers.Event
 	err error
 }
 
-// step runs one attempt at a step. On error every pending tool call is
-// cancelled (and awaited, up to CancelGrace) and nothing is returned.
+// failMode says what happens to the running tool calls of an attempt that
+// fails.
+type failMode int
+
+const (
+	// failNone: the attempt did not fail.
+	failNone failMode = iota
+	// failStream: the stream broke with a retryable error. The calls that
+	// arrived complete before it run to their end: their effects are real
+	// and their results go into the history before the step is retried.
+	failStream
+	// failCancel: the turn was interrupted, or the provider failed for good.
+	// Running calls are cancelled (awaited up to CancelGrace) and get a
+	// result saying so.
+	failCancel
+)
+
+// step runs one attempt at a step. It always returns what the attempt
+// produced (calls with their results, finished or cancelled, and the text
+// so far), with the error that ended it, if any; the caller decides what
+// enters the history.
 func (l *Loop) step(ctx context.Context, n int, prevRepeats map[string]int, usage *providers.Usage) (*stepOutput, error) {
-	// sctx bounds the stream and every tool call of this attempt.
+	// sctx bounds every tool call of this attempt, streamCtx the stream.
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	streamCtx, cancelStream := context.WithCancel(sctx)
+	defer cancelStream()
 
-	stream, err := l.cfg.Provider.Stream(sctx, providers.Request{
+	s := &stepState{l: l, n: n, ctx: sctx, prev: prevRepeats, byKey: map[string]*call{},
+		finished: make(chan *call), quit: make(chan struct{}),
+		out: &stepOutput{repeats: map[string]int{}}}
+	defer close(s.quit)
+
+	stream, err := l.cfg.Provider.Stream(streamCtx, providers.Request{
 		System: l.cfg.System, History: l.snapshot(), Tools: l.cfg.Toolset.Tools(),
 	})
 	if err != nil {
-		return nil, err
+		return s.out, err
 	}
 	items := make(chan streamItem)
 	go func() {
@@ -121,7 +155,7 @@ func (l *Loop) step(ctx context.Context, n int, prevRepeats map[string]int, usag
 			ev, err := stream.Next()
 			select {
 			case items <- streamItem{ev, err}:
-			case <-sctx.Done():
+			case <-streamCtx.Done():
 				return
 			}
 			if err != nil {
@@ -130,15 +164,11 @@ func (l *Loop) step(ctx context.Context, n int, prevRepeats map[string]int, usag
 		}
 	}()
 
-	s := &stepState{l: l, n: n, ctx: sctx, prev: prevRepeats, byKey: map[string]*call{},
-		finished: make(chan *call), quit: make(chan struct{}),
-		out: &stepOutput{repeats: map[string]int{}}}
-	defer close(s.quit)
-
 	var text, reasoning strings.Builder
 	streaming := true
 	var fail error
-	for fail == nil && (streaming || s.outstanding > 0) {
+	mode := failNone
+	for mode != failCancel && (streaming || s.outstanding > 0) {
 		select {
 		case it := <-items:
 			switch {
@@ -148,56 +178,80 @@ func (l *Loop) step(ctx context.Context, n int, prevRepeats map[string]int, usag
 					s.out.signature = ss.ReasoningSignature()
 				}
 			case it.err != nil:
-				fail = it.err
-			default:
-				switch it.ev.Kind {
-				case providers.EventText:
-					text.WriteString(it.ev.Text)
-					l.emit(TextDelta{Step: n, Text: it.ev.Text})
-				case providers.EventReasoning:
-					reasoning.WriteString(it.ev.Text)
-					l.emit(ReasoningDelta{Step: n, Text: it.ev.Text})
-				case providers.EventToolCall:
-					if it.ev.ToolCall != nil {
-						s.dispatch(*it.ev.ToolCall)
-					}
-				case providers.EventUsage:
-					if u := it.ev.Usage; u != nil {
-						addUsage(usage, *u)
-						s.out.contextTokens = u.InputTokens + u.OutputTokens
-						l.emit(UsageReported{Step: n, Usage: *u})
-					}
+				streaming, fail = false, it.err
+				cancelStream()
+				mode = failCancel
+				if providers.IsRetryable(it.err) && ctx.Err() == nil {
+					mode = failStream
 				}
+			default:
+				s.event(it.ev, &text, &reasoning, usage)
 			}
 		case c := <-s.finished:
 			s.outstanding--
 			if ctx.Err() != nil {
-				fail = ctx.Err()
-				s.cancelled = true
+				// The result may be the call's answer to the cancellation.
+				fail, mode = ctx.Err(), failCancel
+				s.interrupted, s.cause, s.cancelled = true, fail, true
 			}
 			s.finish(c)
 		case <-ctx.Done():
-			fail = ctx.Err()
+			fail, mode = ctx.Err(), failCancel
 		}
 	}
-	// A step whose context ended is not committed, even if its calls all
-	// returned (cancelled tools return at once with an error).
-	if ctx.Err() != nil {
-		fail = ctx.Err()
+	// A context that ended while the last results came in still counts as
+	// an interruption: the turn stops.
+	if fail == nil && ctx.Err() != nil {
+		fail, mode = ctx.Err(), failCancel
 	}
-	if fail != nil {
-		cancel()
-		s.drain(l.cfg.CancelGrace)
-		return nil, fail
-	}
-
 	out := s.out
 	out.text, out.reasoning = text.String(), reasoning.String()
+	if mode == failCancel {
+		s.interrupted, s.cause = ctx.Err() != nil, fail
+		cancel()
+		s.drain(l.cfg.CancelGrace)
+		s.settle()
+	}
+	if fail != nil {
+		return out, fail
+	}
 	if out.text == "" && len(out.calls) == 0 {
-		return nil, &providers.Error{Provider: l.cfg.Provider.Name(), Kind: providers.ErrEmptyResponse,
+		return out, &providers.Error{Provider: l.cfg.Provider.Name(), Kind: providers.ErrEmptyResponse,
 			Err: errors.New("the model returned no text and no tool call")}
 	}
 	return out, nil
+}
+
+// event handles one stream event.
+func (s *stepState) event(ev providers.Event, text, reasoning *strings.Builder, usage *providers.Usage) {
+	l, n := s.l, s.n
+	switch ev.Kind {
+	case providers.EventText:
+		text.WriteString(ev.Text)
+		l.emit(TextDelta{Step: n, Text: ev.Text})
+	case providers.EventReasoning:
+		reasoning.WriteString(ev.Text)
+		l.emit(ReasoningDelta{Step: n, Text: ev.Text})
+	case providers.EventToolCall:
+		if ev.ToolCall != nil {
+			s.dispatch(*ev.ToolCall)
+		}
+	case providers.EventUsage:
+		if u := ev.Usage; u != nil {
+			addUsage(usage, *u)
+			s.out.contextTokens = u.InputTokens + u.OutputTokens
+			l.emit(UsageReported{Step: n, Usage: *u})
+		}
+	case providers.EventStop:
+		s.out.stopReason = ev.Stop
+		var truncated []providers.ToolCall
+		for _, c := range s.out.calls {
+			if c.tc.Truncated {
+				truncated = append(truncated, c.tc)
+			}
+		}
+		l.emit(ResponseStopped{Step: n, Reason: ev.Stop, Truncated: truncated})
+	}
 }
 
 // stepState is the bookkeeping of the tool calls of one attempt. It is
@@ -214,18 +268,28 @@ type stepState struct {
 	// watchers once the step returns.
 	finished chan *call
 	quit     chan struct{}
-	// cancelled is set once the attempt has failed: results still coming
-	// in are discarded.
-	cancelled bool
+	// cancelled is set once the attempt's calls were cancelled: results
+	// still coming in are marked so. interrupted says the user cancelled
+	// (else the provider failed with cause).
+	cancelled   bool
+	interrupted bool
+	cause       error
 }
 
 // dispatch hands a call to the toolset at once (or shares the result of an
-// identical call of the same step).
+// identical call of the same step). A truncated call is answered at once,
+// without running.
 func (s *stepState) dispatch(tc providers.ToolCall) {
 	c := &call{tc: tc, key: callKey(tc), start: time.Now()}
 	s.out.calls = append(s.out.calls, c)
+	if tc.Truncated {
+		s.l.emit(ToolCallStarted{Step: s.n, Call: tc})
+		c.end = time.Now()
+		s.finish(withResult(c, truncatedResult()))
+		return
+	}
 	if orig, ok := s.byKey[c.key]; ok {
-		c.orig, c.repeat = orig, orig.repeat
+		c.orig, c.repeat, c.reminder = orig, orig.repeat, orig.reminder
 		orig.dups = append(orig.dups, c)
 		s.l.emit(ToolCallStarted{Step: s.n, Call: tc, Duplicate: true})
 		if orig.done {
@@ -236,18 +300,18 @@ func (s *stepState) dispatch(tc providers.ToolCall) {
 	}
 	s.byKey[c.key] = c
 	c.repeat = s.prev[c.key] + 1
+	c.reminder = reminder(tc, c.repeat)
 	s.out.repeats[c.key] = c.repeat
 	s.l.emit(ToolCallStarted{Step: s.n, Call: tc})
 
 	if c.repeat >= repeatStop {
-		if s.out.stop == nil {
-			s.out.stop = &RepeatError{Tool: tc.Name, Count: c.repeat}
-		}
+		s.out.repeatStop = true
 		c.end = time.Now()
 		s.finish(withResult(c, repeatStopped(tc.Name, c.repeat)))
 		return
 	}
 
+	c.dispatched = true
 	p := s.l.cfg.Toolset.Handle(s.ctx, tc)
 	s.outstanding++
 	go func() {
@@ -272,9 +336,14 @@ func withResult(c *call, r toolset.Result) *call {
 
 // finish records the result of a call that ran, and of its duplicates.
 func (s *stepState) finish(c *call) {
+	// A call that answers Ok after the cancellation had finished its work.
+	c.cancelled = s.cancelled && c.dispatched && c.result.Kind != toolset.Ok
+	if c.cancelled {
+		c.result = cancelledResult(c.result, s.interrupted, s.cause, true)
+	}
 	s.complete(c, c.result)
 	for _, d := range c.dups {
-		d.end = c.end
+		d.end, d.cancelled = c.end, c.cancelled
 		s.complete(d, c.result)
 	}
 }
@@ -282,11 +351,12 @@ func (s *stepState) finish(c *call) {
 func (s *stepState) complete(c *call, r toolset.Result) {
 	r.ToolCallID = c.tc.ID
 	c.result, c.done = r, true
-	s.l.emit(ToolCallFinished{Step: s.n, Call: c.tc, Result: r, Duration: c.end.Sub(c.start), Repeat: c.repeat, Cancelled: s.cancelled})
+	s.l.emit(ToolCallFinished{Step: s.n, Call: c.tc, Result: r, Duration: c.end.Sub(c.start), Repeat: c.repeat,
+		Cancelled: c.cancelled, Reminder: c.reminder})
 }
 
 // drain waits, at most grace, for the cancelled calls still running, so
-// their subprocesses are gone before the next attempt.
+// their subprocesses are gone before the step returns.
 func (s *stepState) drain(grace time.Duration) {
 	s.cancelled = true
 	if s.outstanding == 0 {
@@ -304,6 +374,59 @@ func (s *stepState) drain(grace time.Duration) {
 		}
 	}
 }
+
+// settle gives every call of a cancelled attempt that has no result yet
+// (it did not return within the grace) one saying it was cancelled.
+func (s *stepState) settle() {
+	for _, c := range s.out.calls {
+		if c.done || c.orig != nil {
+			continue
+		}
+		c.cancelled, c.end = true, time.Now()
+		c.result = cancelledResult(c.result, s.interrupted, s.cause, false)
+		s.complete(c, c.result)
+		for _, d := range c.dups {
+			d.end, d.cancelled = c.end, true
+			s.complete(d, c.result)
+		}
+	}
+}
+
+// The results of calls that did not run to their end.
+const (
+	interruptedStarted = "The tool call was interrupted by the user: it had started and was cancelled before it finished, so it may have partly run. Check its effects before you run it again."
+	interruptedRunning = "The tool call was interrupted by the user: it had started and was cancelled, but had not stopped when the step ended, so it may have partly run. Check its effects before you run it again."
+	truncatedMessage   = "The tool call was not run: your response was cut off by the output token limit before the call's arguments were complete. Retry with smaller arguments, or do the work in parts (e.g. write a large file in several smaller calls)."
+)
+
+// cancelledResult is the result of a call cancelled on the way; returned
+// says whether the tool returned after its cancellation (its output, such as
+// a command's output so far, is kept).
+func cancelledResult(r toolset.Result, interrupted bool, cause error, returned bool) toolset.Result {
+	out := toolset.Result{Kind: toolset.Failed, Brief: "Interrupted", Output: r.Output}
+	switch {
+	case interrupted && returned:
+		out.Message = interruptedStarted
+	case interrupted:
+		out.Message = interruptedRunning
+	default:
+		out.Brief = "Cancelled"
+		out.Message = fmt.Sprintf("The tool call was cancelled because the model's response failed (%v): it had started and may have partly run. Check its effects before you run it again.", cause)
+		if !returned {
+			out.Message += " It had not stopped when the step ended."
+		}
+	}
+	return out
+}
+
+func truncatedResult() toolset.Result {
+	return toolset.Result{Kind: toolset.Failed, Message: truncatedMessage, Brief: "Not run: response cut off by the output limit"}
+}
+
+// InterruptedNote is the user-side note appended to the history when the
+// user interrupts a turn, so the model knows why its work stopped.
+const InterruptedNote = "<system>The user interrupted you (Ctrl-C) before you finished. Tool calls that had finished kept their results; " +
+	"the ones still running were cancelled, as their results say. Do not carry on with the interrupted work unless the user asks you to.</system>"
 
 // callKey identifies a call by tool name and canonical arguments (JSON
 // with sorted keys); arguments that are not JSON are taken verbatim.

@@ -131,6 +131,9 @@ func (p *TextPrinter) Observe(e loop.Event) {
 			mark = p.style(ansiRed, "✗")
 		}
 		p.line(fmt.Sprintf("  %s %s: %s %s", mark, e.Call.Name, brief, p.style(ansiDim, "("+formatDuration(e.Duration)+")")))
+		if e.Reminder != "" {
+			p.line(p.style(ansiDim, fmt.Sprintf("  ! the same call %d times in a row: the model was reminded", e.Repeat)))
+		}
 	case loop.ToolProgress:
 		p.stopSpinner()
 		p.line(p.style(ansiDim, "  … "+e.ToolName+": "+progressText(e)))
@@ -141,7 +144,17 @@ func (p *TextPrinter) Observe(e loop.Event) {
 	case loop.StepRetried:
 		p.stopSpinner()
 		p.newline()
-		fmt.Fprintf(p.errOut, "! %v; retrying in %s (attempt %d of %d)\n", e.Err, formatDuration(e.Delay), e.Attempt, e.MaxAttempts)
+		kept := ""
+		if len(e.Kept) > 0 {
+			kept = fmt.Sprintf("; keeping the %s that ran: %s", pluralWord(len(e.Kept), "tool call"), callNames(e.Kept))
+		}
+		fmt.Fprintf(p.errOut, "! %v; retrying in %s (attempt %d of %d)%s\n", e.Err, formatDuration(e.Delay), e.Attempt, e.MaxAttempts, kept)
+	case loop.ResponseStopped:
+		if w := stopWarning(e); w != "" {
+			p.stopSpinner()
+			p.newline()
+			fmt.Fprintln(p.errOut, w)
+		}
 	case loop.ApprovalDecided:
 		p.approval(e)
 	case loop.TurnFailed:
@@ -150,8 +163,11 @@ func (p *TextPrinter) Observe(e loop.Event) {
 		fmt.Fprintf(p.errOut, "error: %v\n", e.Err)
 	case loop.TurnEnded:
 		p.stopSpinner()
-		if e.Reason == loop.StopCancelled {
+		switch e.Reason {
+		case loop.StopCancelled:
 			p.line(p.style(ansiDim, "Interrupted."))
+		case loop.StopToolCallRepeat:
+			p.line(p.style(ansiDim, "Stopped: the model kept making the same tool call."))
 		}
 		summary := plural(e.Steps, "step")
 		if e.Usage.Total() > 0 {
@@ -294,6 +310,38 @@ func formatDuration(d time.Duration) string {
 	}
 }
 
+// stopWarning is the warning for a response the provider stopped early
+// ("" for a normal stop).
+func stopWarning(e loop.ResponseStopped) string {
+	switch e.Reason {
+	case providers.StopMaxTokens:
+		if len(e.Truncated) > 0 {
+			return fmt.Sprintf("! the response was cut off by the output token limit (max_tokens): %s not run (%s); the model was told to retry in smaller parts",
+				pluralWord(len(e.Truncated), "tool call"), callNames(e.Truncated))
+		}
+		return "! the response was cut off by the output token limit (max_tokens): the answer is incomplete"
+	case providers.StopContentFilter:
+		return "! the provider stopped the response (content_filter)"
+	}
+	return ""
+}
+
+func callNames(calls []providers.ToolCall) string {
+	names := make([]string, len(calls))
+	for i, c := range calls {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// pluralWord is "tool call" or "2 tool calls".
+func pluralWord(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
 func plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
@@ -384,6 +432,7 @@ type (
 		Name      string `json:"name"`
 		Arguments string `json:"arguments"`
 		Duplicate bool   `json:"duplicate"`
+		Truncated bool   `json:"truncated,omitempty"`
 	}
 	ToolResultEvent struct {
 		Type       string `json:"type"`
@@ -399,6 +448,7 @@ type (
 		DurationMS int64  `json:"duration_ms"`
 		Repeat     int    `json:"repeat"`
 		Cancelled  bool   `json:"cancelled"`
+		Reminder   string `json:"reminder,omitempty"`
 	}
 	CompactionEvent struct {
 		Type       string `json:"type"`
@@ -432,12 +482,29 @@ type (
 		providers.Usage
 	}
 	RetryEvent struct {
-		Type        string `json:"type"`
-		Step        int    `json:"step"`
-		Attempt     int    `json:"attempt"`
-		MaxAttempts int    `json:"max_attempts"`
-		DelayMS     int64  `json:"delay_ms"`
-		Error       string `json:"error"`
+		Type        string    `json:"type"`
+		Step        int       `json:"step"`
+		Attempt     int       `json:"attempt"`
+		MaxAttempts int       `json:"max_attempts"`
+		DelayMS     int64     `json:"delay_ms"`
+		Error       string    `json:"error"`
+		KeptCalls   []CallRef `json:"kept_calls"`
+	}
+	// CallRef names a tool call.
+	CallRef struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	}
+	StopEvent struct {
+		Type           string    `json:"type"`
+		Step           int       `json:"step"`
+		StopReason     string    `json:"stop_reason"`
+		TruncatedCalls []CallRef `json:"truncated_calls,omitempty"`
+	}
+	InterruptedEvent struct {
+		Type  string    `json:"type"`
+		Step  int       `json:"step"`
+		Calls []CallRef `json:"calls"`
 	}
 	ErrorEvent struct {
 		Type      string `json:"type"`
@@ -445,11 +512,12 @@ type (
 		Retryable bool   `json:"retryable"`
 	}
 	TurnEndEvent struct {
-		Type   string          `json:"type"`
-		Steps  int             `json:"steps"`
-		Reason string          `json:"reason"`
-		Usage  providers.Usage `json:"usage"`
-		Error  string          `json:"error,omitempty"`
+		Type       string          `json:"type"`
+		Steps      int             `json:"steps"`
+		Reason     string          `json:"reason"`
+		Usage      providers.Usage `json:"usage"`
+		StopReason string          `json:"stop_reason,omitempty"`
+		Error      string          `json:"error,omitempty"`
 	}
 )
 
@@ -465,12 +533,13 @@ func JSONEvent(e loop.Event) any {
 	case loop.ReasoningDelta:
 		return TextEvent{Type: "reasoning", Step: e.Step, Text: e.Text}
 	case loop.ToolCallStarted:
-		return ToolCallEvent{Type: "tool_call", Step: e.Step, ID: e.Call.ID, Name: e.Call.Name, Arguments: e.Call.Arguments, Duplicate: e.Duplicate}
+		return ToolCallEvent{Type: "tool_call", Step: e.Step, ID: e.Call.ID, Name: e.Call.Name, Arguments: e.Call.Arguments,
+			Duplicate: e.Duplicate, Truncated: e.Call.Truncated}
 	case loop.ToolCallFinished:
 		r := e.Result
 		return ToolResultEvent{Type: "tool_result", Step: e.Step, ID: e.Call.ID, Name: e.Call.Name, Status: statusOf[r.Kind],
 			IsError: r.IsError(), Brief: r.Brief, Message: r.Message, Output: r.OutputText(), Feedback: r.Feedback,
-			DurationMS: e.Duration.Milliseconds(), Repeat: e.Repeat, Cancelled: e.Cancelled}
+			DurationMS: e.Duration.Milliseconds(), Repeat: e.Repeat, Cancelled: e.Cancelled, Reminder: e.Reminder}
 	case loop.Compacted:
 		ev := CompactionEvent{Type: "compaction", Tokens: e.Tokens, Summarised: e.Summarised, Kept: e.Kept}
 		if e.Err != nil {
@@ -487,17 +556,33 @@ func JSONEvent(e loop.Event) any {
 		return UsageEvent{Type: "usage", Step: e.Step, Usage: e.Usage}
 	case loop.StepRetried:
 		return RetryEvent{Type: "retry", Step: e.Step, Attempt: e.Attempt, MaxAttempts: e.MaxAttempts,
-			DelayMS: e.Delay.Milliseconds(), Error: e.Err.Error()}
+			DelayMS: e.Delay.Milliseconds(), Error: e.Err.Error(), KeptCalls: callRefs(e.Kept)}
+	case loop.ResponseStopped:
+		ev := StopEvent{Type: "stop", Step: e.Step, StopReason: string(e.Reason)}
+		if len(e.Truncated) > 0 {
+			ev.TruncatedCalls = callRefs(e.Truncated)
+		}
+		return ev
+	case loop.StepInterrupted:
+		return InterruptedEvent{Type: "interrupted", Step: e.Step, Calls: callRefs(e.Calls)}
 	case loop.TurnFailed:
 		return ErrorEvent{Type: "error", Error: e.Err.Error(), Retryable: providers.IsRetryable(e.Err)}
 	case loop.TurnEnded:
-		ev := TurnEndEvent{Type: "turn_end", Steps: e.Steps, Reason: string(e.Reason), Usage: e.Usage}
+		ev := TurnEndEvent{Type: "turn_end", Steps: e.Steps, Reason: string(e.Reason), Usage: e.Usage, StopReason: string(e.ModelStop)}
 		if e.Err != nil {
 			ev.Error = e.Err.Error()
 		}
 		return ev
 	}
 	return nil
+}
+
+func callRefs(calls []providers.ToolCall) []CallRef {
+	refs := make([]CallRef, len(calls))
+	for i, c := range calls {
+		refs[i] = CallRef{ID: c.ID, Name: c.Name}
+	}
+	return refs
 }
 
 // progressText is "3/10 message", "3 message" when the total is unknown.

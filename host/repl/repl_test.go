@@ -466,8 +466,10 @@ func TestREPLInterrupts(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
 	}
-	// The cancelled step left no trace: user, user, assistant.
-	if h := l.History(); len(h) != 3 || h[0].Role != providers.RoleUser || h[1].Role != providers.RoleUser {
+	// The cancelled step stays, its call answered as interrupted, then the
+	// note, then the second turn: user, assistant, tool, user, user, assistant.
+	if h := l.History(); len(h) != 6 || h[2].Role != providers.RoleTool || !strings.Contains(h[2].Text(), "interrupted by the user") ||
+		h[3].Text() != loop.InterruptedNote || h[4].Text() != "next" {
 		t.Fatalf("history %+v", h)
 	}
 }

@@ -46,20 +46,24 @@ type Tool interface {
 type Toolset struct {
 	logger hclog.Logger
 
-	mu     sync.RWMutex
-	tools  map[string]*entry
-	order  []string
-	defs   []providers.ToolDef
-	active map[string]int
+	mu    sync.RWMutex
+	tools map[string]*entry
+	// byModel holds the tools by the name the model sees (see ModelName).
+	byModel map[string]*entry
+	order   []string
+	defs    []providers.ToolDef
+	active  map[string]int
 
 	watchMu  sync.Mutex // held while watchers run, so they see changes in order
 	watchers []func()
 }
 
 type entry struct {
-	tool   Tool
-	spec   Spec
-	schema *argsSchema
+	tool Tool
+	spec Spec
+	// modelName is the name offered to the model.
+	modelName string
+	schema    *argsSchema
 }
 
 // New returns an empty toolset.
@@ -67,10 +71,11 @@ func New(logger hclog.Logger) *Toolset {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	return &Toolset{logger: logger, tools: map[string]*entry{}, active: map[string]int{}}
+	return &Toolset{logger: logger, tools: map[string]*entry{}, byModel: map[string]*entry{}, active: map[string]int{}}
 }
 
-// Add adds a tool. Two tools with one name is an error naming both sources.
+// Add adds a tool. Two tools with one name, or whose names are offered to
+// the model under one name (see ModelName), is an error naming both.
 func (ts *Toolset) Add(t Tool) error {
 	spec := t.Spec()
 	schema, err := compileSchema(spec.Name, spec.Parameters)
@@ -85,13 +90,34 @@ func (ts *Toolset) Add(t Tool) error {
 // addLocked adds e; ts.mu is held.
 func (ts *Toolset) addLocked(e *entry) error {
 	spec := e.spec
+	if spec.Name == "" {
+		return fmt.Errorf("a tool of %s has no name", spec.Source)
+	}
 	if old, ok := ts.tools[spec.Name]; ok {
 		return fmt.Errorf("duplicate tool name %s: provided by %s and by %s", spec.Name, old.spec.Source, spec.Source)
 	}
+	e.modelName = ModelName(spec.Name)
+	if old, ok := ts.byModel[e.modelName]; ok {
+		return &NameClashError{Name: spec.Name, Source: spec.Source, Other: old.spec.Name, OtherSource: old.spec.Source, ModelName: e.modelName}
+	}
 	ts.tools[spec.Name] = e
+	ts.byModel[e.modelName] = e
 	ts.order = append(ts.order, spec.Name)
-	ts.defs = append(ts.defs, providers.ToolDef{Name: spec.Name, Description: spec.Description, Parameters: spec.Parameters})
+	ts.defs = append(ts.defs, providers.ToolDef{Name: e.modelName, Description: spec.Description, Parameters: spec.Parameters})
 	return nil
+}
+
+// NameClashError is a tool whose name would be offered to the model under
+// the name of a tool already there (see ModelName).
+type NameClashError struct {
+	Name, Source       string
+	Other, OtherSource string
+	ModelName          string
+}
+
+func (e *NameClashError) Error() string {
+	return fmt.Sprintf("tools %s (%s) and %s (%s) would both be offered to the model as %s: rename one",
+		e.Other, e.OtherSource, e.Name, e.Source, e.ModelName)
 }
 
 // Replace removes the named tools and adds others in one step, so that no
@@ -116,7 +142,10 @@ func (ts *Toolset) Replace(remove []string, add ...Tool) []error {
 	defer ts.watchMu.Unlock()
 	ts.mu.Lock()
 	for _, name := range remove {
-		delete(ts.tools, name)
+		if e, ok := ts.tools[name]; ok {
+			delete(ts.byModel, e.modelName)
+			delete(ts.tools, name)
+		}
 	}
 	order, defs := ts.order[:0:0], ts.defs[:0:0]
 	for i, name := range ts.order {
@@ -147,15 +176,43 @@ func (ts *Toolset) Watch(fn func()) {
 	fn()
 }
 
-// Find returns the named tool.
+// Find returns the named tool, by its own name or the one the model sees,
+// else the tool offered to the model under the name that name would get
+// (so Find reports the clash Add refused).
 func (ts *Toolset) Find(name string) (Tool, bool) {
+	ts.mu.RLock()
+	defer ts.mu.RUnlock()
+	e := ts.lookupLocked(name)
+	if e == nil {
+		e = ts.byModel[ModelName(name)]
+	}
+	if e == nil {
+		return nil, false
+	}
+	return e.tool, true
+}
+
+// lookupLocked finds a tool by the name the model sees, else by its own
+// name; ts.mu is held. (The two cannot point at different tools: a name
+// the model sees is a valid name, and a tool with a valid name is offered
+// under it.)
+func (ts *Toolset) lookupLocked(name string) *entry {
+	if e, ok := ts.byModel[name]; ok {
+		return e
+	}
+	return ts.tools[name]
+}
+
+// ModelNameOf is the name the model sees for the named tool; ok is false
+// when there is no such tool.
+func (ts *Toolset) ModelNameOf(name string) (string, bool) {
 	ts.mu.RLock()
 	defer ts.mu.RUnlock()
 	e, ok := ts.tools[name]
 	if !ok {
-		return nil, false
+		return "", false
 	}
-	return e.tool, true
+	return e.modelName, true
 }
 
 // Names lists the tools in the order they were added.
@@ -165,7 +222,8 @@ func (ts *Toolset) Names() []string {
 	return append([]string(nil), ts.order...)
 }
 
-// Tools returns the tools as the model sees them, in the order added.
+// Tools returns the tools as the model sees them, in the order added, each
+// under its ModelName.
 func (ts *Toolset) Tools() []providers.ToolDef {
 	ts.mu.RLock()
 	defer ts.mu.RUnlock()
@@ -200,16 +258,17 @@ func resolved(r Result) *Pending {
 	return p
 }
 
-// Handle starts a tool call and returns at once. Calls to unknown tools and
+// Handle starts a tool call and returns at once. The call names the tool
+// as the model sees it (or by its own name). Calls to unknown tools and
 // calls with invalid arguments are resolved immediately; valid calls run in
 // their own goroutine until they return or ctx is cancelled. The tool gets
 // the arguments with the schema's defaults filled in for absent properties,
 // in nested objects too.
 func (ts *Toolset) Handle(ctx context.Context, call providers.ToolCall) *Pending {
 	ts.mu.RLock()
-	e, ok := ts.tools[call.Name]
+	e := ts.lookupLocked(call.Name)
 	ts.mu.RUnlock()
-	if !ok {
+	if e == nil {
 		return resolved(withID(NotFound(call.Name), call.ID))
 	}
 	args := bytes.TrimSpace([]byte(call.Arguments))

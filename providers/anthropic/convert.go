@@ -127,7 +127,11 @@ func convertHistory(history []providers.Message) ([]anthropic.MessageParam, erro
 				blocks = append(blocks, anthropic.NewTextBlock(text))
 			}
 			for _, tc := range m.ToolCalls {
-				blocks = append(blocks, anthropic.NewToolUseBlock(tc.ID, toolInput(tc.Arguments), tc.Name))
+				input := toolInput(tc.Arguments)
+				if tc.Truncated {
+					input = json.RawMessage(`{}`)
+				}
+				blocks = append(blocks, anthropic.NewToolUseBlock(tc.ID, input, tc.Name))
 			}
 			add(true, blocks)
 		case providers.RoleTool:

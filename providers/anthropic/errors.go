@@ -38,6 +38,9 @@ func (p *Provider) classify(ctx context.Context, err error) error {
 	if cerr := p.ctxError(ctx); cerr != nil {
 		return cerr
 	}
+	if se := providers.StallError(p.cfg.Name, err); se != nil {
+		return se
+	}
 	var apiErr *anthropic.Error
 	if errors.As(err, &apiErr) {
 		msg := apiErr.Message

@@ -32,8 +32,15 @@
 // text_delta and thinking_delta deltas are emitted as they arrive. A
 // tool_use block's input arrives in input_json_delta pieces; the call is
 // emitted (providers.EventToolCall) the moment its content_block_stop
-// arrives. Usage (input tokens including cache reads and writes, which are
-// also reported apart) is emitted at the end. A stream that ends without
+// arrives, when its input parses; an input that does not parse is held
+// until the stop reason comes: after stop_reason max_tokens (the output
+// limit cut the arguments off) the call is emitted with Truncated set, to be
+// answered, not dispatched; otherwise as it is (the tool reports the error).
+// Usage (input tokens including cache reads and writes, which are
+// also reported apart) is emitted at the end, then the stop reason
+// (providers.EventStop: end_turn and stop_sequence are StopEnd, tool_use
+// StopToolUse, max_tokens and model_context_window_exceeded StopMaxTokens,
+// refusal StopContentFilter, anything else StopOther). A stream that ends without
 // message_stop is a broken stream (ErrConnection); a response with no text
 // and no tool call is ErrEmptyResponse.
 //
@@ -54,6 +61,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
 	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/timeouts"
 )
 
 // The defaults and the environment variables of the anthropic provider.
@@ -62,9 +70,9 @@ const (
 	DefaultBaseURL   = "https://api.anthropic.com"
 	DefaultModel     = "claude-sonnet-4-5"
 	DefaultMaxTokens = 50000
-	// DefaultThinkingBudget is the largest thinking budget the registry
-	// gives a model with the thinking capability (it gives half the
-	// response cap at most: 25,000 with the default cap).
+	// DefaultThinkingBudget is the largest thinking budget ThinkingBudget
+	// gives (it gives half the response cap at most: 25,000 with the
+	// default cap).
 	DefaultThinkingBudget = 32000
 
 	BaseURLEnv = "ANTHROPIC_BASE_URL"
@@ -97,9 +105,15 @@ type Config struct {
 	ThinkingBudget int64
 	// Headers are added to every request.
 	Headers map[string]string
-	// HTTPClient defaults to a client without timeout (the context given
-	// to Stream bounds a response).
+	// HTTPClient is the client requests go through (default: a plain
+	// one); Timeouts are enforced on top of it.
 	HTTPClient *http.Client
+	// Timeouts bound the waits on the API (zero values: the defaults of
+	// providers/timeouts).
+	Timeouts timeouts.Timeouts
+	// NoImageInput says the model takes no images: each image in the
+	// history is sent as providers.ImagePlaceholder text instead.
+	NoImageInput bool
 }
 
 // Provider is the Anthropic ChatProvider.
@@ -135,10 +149,7 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.ThinkingBudget > 0 && (cfg.ThinkingBudget < 1024 || cfg.ThinkingBudget >= cfg.MaxTokens) {
 		return nil, fmt.Errorf("provider %s: thinking budget %d must be at least 1024 and less than max tokens (%d)", cfg.Name, cfg.ThinkingBudget, cfg.MaxTokens)
 	}
-	httpClient := cfg.HTTPClient
-	if httpClient == nil {
-		httpClient = &http.Client{}
-	}
+	httpClient := timeouts.Client(cfg.HTTPClient, cfg.Timeouts)
 	opts := []option.RequestOption{
 		// The registry resolves keys, base URL and headers: nothing comes
 		// from the SDK's own environment variables or profiles.
@@ -154,6 +165,20 @@ func New(cfg Config) (*Provider, error) {
 		opts = append(opts, option.WithHeader(k, v))
 	}
 	return &Provider{cfg: cfg, client: anthropic.NewClient(opts...)}, nil
+}
+
+// ThinkingBudget is the thinking budget for a model with the thinking
+// capability and a response cap of maxTokens (0: DefaultMaxTokens): half
+// the cap, at most DefaultThinkingBudget; 0 (thinking off) when that is
+// under the API's minimum of 1024.
+func ThinkingBudget(maxTokens int64) int64 {
+	if maxTokens <= 0 {
+		maxTokens = DefaultMaxTokens
+	}
+	if budget := min(int64(DefaultThinkingBudget), maxTokens/2); budget >= 1024 {
+		return budget
+	}
+	return 0
 }
 
 // credential is the key, or else the bearer token, of cfg.
@@ -184,6 +209,9 @@ func (p *Provider) ThinkingBudget() int64 { return p.cfg.ThinkingBudget }
 
 // Stream implements providers.ChatProvider.
 func (p *Provider) Stream(ctx context.Context, req providers.Request) (providers.Stream, error) {
+	if p.cfg.NoImageInput {
+		req.History = providers.WithoutImages(req.History)
+	}
 	params, err := p.params(req)
 	if err != nil {
 		return nil, p.newError(providers.ErrBadRequest, 0, err)

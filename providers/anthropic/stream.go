@@ -28,6 +28,7 @@ type block struct {
 	signature  strings.Builder
 	data       string
 	stopped    bool
+	unfinished bool // never stopped: the stream ended inside it
 }
 
 type stream struct {
@@ -43,7 +44,9 @@ type stream struct {
 	reasoning strings.Builder
 	sawText   bool
 	calls     int
-	stopped   bool // message_stop seen
+	held      []*providers.ToolCall // calls whose input did not parse, until the stop reason says why
+	reason    anthropic.StopReason  // message_delta's stop_reason
+	stopped   bool                  // message_stop seen
 	usage     providers.Usage
 	sawUsage  bool
 	signature string
@@ -99,6 +102,7 @@ func (s *stream) step() {
 		u := ev.Message.Usage
 		s.setUsage(u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, u.OutputTokens)
 	case "content_block_start":
+		s.release(false) // the response went on: the held calls were not cut off
 		cb := ev.ContentBlock
 		b := &block{index: ev.Index, typ: cb.Type, id: cb.ID, name: cb.Name, data: cb.Data}
 		b.signature.WriteString(cb.Signature)
@@ -139,6 +143,9 @@ func (s *stream) step() {
 		}
 		s.stop(b)
 	case "message_delta":
+		if ev.Delta.StopReason != "" {
+			s.reason = ev.Delta.StopReason
+		}
 		u := ev.Usage
 		s.setUsage(u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, u.OutputTokens)
 	case "message_stop":
@@ -180,12 +187,46 @@ func (s *stream) stop(b *block) {
 			id = newCallID()
 		}
 		s.calls++
-		s.emit(providers.Event{Kind: providers.EventToolCall, ToolCall: &providers.ToolCall{ID: id, Name: b.name, Arguments: args}})
+		call := &providers.ToolCall{ID: id, Name: b.name, Arguments: args}
+		if len(s.held) > 0 || b.unfinished || !json.Valid([]byte(args)) {
+			// Input that does not parse may have been cut off by the
+			// output limit: the stop reason, which comes next, says.
+			s.held = append(s.held, call)
+			return
+		}
+		s.emit(providers.Event{Kind: providers.EventToolCall, ToolCall: call})
 	case "thinking":
 		s.thoughts = append(s.thoughts, storedBlock{Type: "thinking", Thinking: b.thinking.String(), Signature: b.signature.String()})
 	case "redacted_thinking":
 		s.thoughts = append(s.thoughts, storedBlock{Type: "redacted_thinking", Data: b.data})
 	}
+}
+
+// release emits the held calls, as truncated ones when the output limit
+// ended the response.
+func (s *stream) release(truncated bool) {
+	for _, call := range s.held {
+		call.Truncated = truncated
+		s.emit(providers.Event{Kind: providers.EventToolCall, ToolCall: call})
+	}
+	s.held = nil
+}
+
+// stopReason maps the API's stop_reason ("" when none came).
+func stopReason(r anthropic.StopReason) providers.StopReason {
+	switch r {
+	case "":
+		return ""
+	case anthropic.StopReasonEndTurn, anthropic.StopReasonStopSequence:
+		return providers.StopEnd
+	case anthropic.StopReasonToolUse:
+		return providers.StopToolUse
+	case anthropic.StopReasonMaxTokens, anthropic.StopReasonModelContextWindowExceeded:
+		return providers.StopMaxTokens
+	case anthropic.StopReasonRefusal:
+		return providers.StopContentFilter
+	}
+	return providers.StopOther
 }
 
 // setUsage records usage; message_delta's counts are cumulative, and zero
@@ -219,16 +260,26 @@ func (s *stream) end() {
 	}
 	slices.SortFunc(open, func(a, b *block) int { return int(a.index - b.index) })
 	for _, b := range open {
+		b.unfinished = true
 		s.stop(b)
 	}
+	stop := stopReason(s.reason)
+	s.release(stop == providers.StopMaxTokens)
 	if !s.sawText && s.calls == 0 {
-		s.Err = s.p.newError(providers.ErrEmptyResponse, 0, errors.New("the model returned no text and no tool call"))
+		msg := "the model returned no text and no tool call"
+		if stop == providers.StopMaxTokens {
+			msg += " before the output limit cut it off (stop_reason " + string(s.reason) + ")"
+		}
+		s.Err = s.p.newError(providers.ErrEmptyResponse, 0, errors.New(msg))
 		return
 	}
 	s.signature = encodeSignature(s.thoughts, s.reasoning.String())
 	if s.sawUsage {
 		u := s.usage
 		s.emit(providers.Event{Kind: providers.EventUsage, Usage: &u})
+	}
+	if stop != "" {
+		s.emit(providers.Event{Kind: providers.EventStop, Stop: stop})
 	}
 	s.Finished = true
 }

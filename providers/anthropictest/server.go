@@ -47,6 +47,12 @@ type Response struct {
 	// BreakAfter > 0 aborts the connection after that many events (or
 	// after the last one), as a server dying mid-stream would.
 	BreakAfter int
+	// StallHeaders never answers: the handler sends no status, no header
+	// and no byte until the client goes away, as a hung server or proxy.
+	StallHeaders bool
+	// StallAfter > 0 goes silent after that many events (pings not counted) (no byte, no
+	// comment) until the client goes away.
+	StallAfter int
 	// OmitStop ends the stream cleanly without message_stop.
 	OmitStop bool
 	// StreamErrorType, when set, sends `event: error` with that error type
@@ -107,6 +113,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "anthropictest: request body is not JSON: "+decodeErr.Error())
 	case !ok:
 		writeError(w, http.StatusInternalServerError, "api_error", fmt.Sprintf("anthropictest: no scripted response left for request #%d (%d served); Enqueue more", n, n-1))
+	case resp.StallHeaders:
+		<-r.Context().Done()
 	case resp.Status != 0 && resp.Status != http.StatusOK:
 		typ, msg := resp.ErrorType, resp.ErrorMessage
 		if typ == "" {
@@ -168,6 +176,10 @@ func writeStream(w http.ResponseWriter, r *http.Request, model string, resp Resp
 	for n, ev := range Events(model, resp) {
 		if resp.BreakAfter > 0 && n >= resp.BreakAfter {
 			panic(http.ErrAbortHandler) // the client sees an unexpected EOF
+		}
+		if resp.StallAfter > 0 && n >= resp.StallAfter {
+			<-r.Context().Done()
+			return
 		}
 		var b bytes.Buffer
 		if resp.Pings {

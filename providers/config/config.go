@@ -9,13 +9,21 @@
 //	    base_url: https://api.anthropic.com
 //	    api_key_env: WORK_ANTHROPIC_KEY   # or api_key: sk-... (not both)
 //	    headers: {X-Team: blue}
+//	    connect_timeout: 60s       # optional: wait for the response headers (default 120s)
+//	    stream_idle_timeout: 5m    # optional: a silent stream fails after this (default 300s)
 //	models:
 //	  sonnet:                      # the alias: --model sonnet, or an agent's model: sonnet
 //	    provider: work-claude      # a provider above, or a built-in: kimi, openai, anthropic, google
 //	    model: claude-sonnet-4-5
 //	    max_context_size: 200000
 //	    max_tokens: 32000          # optional cap of each response
-//	    capabilities: [thinking, image_in]
+//	    capabilities: [thinking, image_in]   # declared: images go only to image_in models
+//	    stream_idle_timeout: 10m   # optional, overrides the provider's
+//
+// Timeouts are Go durations (90s, 5m) or whole seconds. A model alias that
+// declares capabilities without image_in gets a text placeholder instead of
+// each image in the history; an alias without capabilities, or no alias,
+// sends images as they are.
 //
 // Unknown keys and bad values are errors naming the file, the line and the
 // key, on one line. How keys, base URLs and models combine with the
@@ -34,6 +42,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -91,6 +100,28 @@ type Provider struct {
 	APIKey    string
 	APIKeyEnv string
 	Headers   map[string]string
+	// Timeouts are the provider's waits (zero: not configured).
+	Timeouts Timeouts
+}
+
+// Timeouts are the configured waits on a provider's API; zero is not
+// configured.
+type Timeouts struct {
+	// Connect is connect_timeout: until the response headers.
+	Connect time.Duration
+	// StreamIdle is stream_idle_timeout: the longest silence of a stream.
+	StreamIdle time.Duration
+}
+
+// Over returns t, with the waits t does not configure taken from base.
+func (t Timeouts) Over(base Timeouts) Timeouts {
+	if t.Connect == 0 {
+		t.Connect = base.Connect
+	}
+	if t.StreamIdle == 0 {
+		t.StreamIdle = base.StreamIdle
+	}
+	return t
 }
 
 // Model is a model alias.
@@ -102,10 +133,18 @@ type Model struct {
 	MaxContextSize int
 	MaxTokens      int
 	Capabilities   []string
+	// CapabilitiesDeclared says the alias has a capabilities list (maybe
+	// empty): then a capability it does not list, the model lacks.
+	CapabilitiesDeclared bool
+	// Timeouts override the provider's (zero: not configured).
+	Timeouts Timeouts
 }
 
 // Has reports whether the model has the capability.
 func (m Model) Has(capability string) bool { return slices.Contains(m.Capabilities, capability) }
+
+// Lacks reports whether the alias declares capabilities without this one.
+func (m Model) Lacks(capability string) bool { return m.CapabilitiesDeclared && !m.Has(capability) }
 
 // ProviderNames lists the configured providers, sorted.
 func (f *File) ProviderNames() []string { return sortedKeys(f.Providers) }
@@ -301,14 +340,42 @@ func (p parser) positive(n *yaml.Node, field string) (int, error) {
 	return v, nil
 }
 
+// duration reads a timeout: a Go duration (90s, 5m) or whole seconds.
+func (p parser) duration(n *yaml.Node, field string) (time.Duration, error) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!int" {
+		if v, err := strconv.Atoi(n.Value); err == nil && v > 0 {
+			return time.Duration(v) * time.Second, nil
+		}
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" {
+		if d, err := time.ParseDuration(strings.TrimSpace(n.Value)); err == nil && d > 0 {
+			return d, nil
+		}
+	}
+	return 0, p.errorf(n, "%s: want a positive duration such as 90s or 5m, not %q", field, n.Value)
+}
+
+// timeoutFields are the handlers of connect_timeout and stream_idle_timeout.
+func (p parser) timeoutFields(where string, t *Timeouts, handlers map[string]func(k, v *yaml.Node) error) map[string]func(k, v *yaml.Node) error {
+	handlers["connect_timeout"] = func(_, v *yaml.Node) (err error) {
+		t.Connect, err = p.duration(v, where+".connect_timeout")
+		return err
+	}
+	handlers["stream_idle_timeout"] = func(_, v *yaml.Node) (err error) {
+		t.StreamIdle, err = p.duration(v, where+".stream_idle_timeout")
+		return err
+	}
+	return handlers
+}
+
 func (p parser) provider(name string, n *yaml.Node) (Provider, error) {
 	where := "providers." + name
 	prov := Provider{Name: name}
 	if n.Kind != yaml.MappingNode {
-		return prov, p.errorf(n, "%s: want a mapping with type, base_url, api_key or api_key_env, headers", where)
+		return prov, p.errorf(n, "%s: want a mapping with type, base_url, api_key or api_key_env, headers, connect_timeout, stream_idle_timeout", where)
 	}
 	var keyNode *yaml.Node
-	err := p.fields(n, where, map[string]func(k, v *yaml.Node) error{
+	err := p.fields(n, where, p.timeoutFields(where, &prov.Timeouts, map[string]func(k, v *yaml.Node) error{
 		"type": func(_, v *yaml.Node) (err error) {
 			prov.Type, err = p.str(v, where+".type")
 			if err == nil && !slices.Contains(Types(), prov.Type) {
@@ -347,7 +414,7 @@ func (p parser) provider(name string, n *yaml.Node) (Provider, error) {
 				return err
 			})
 		},
-	})
+	}))
 	if err != nil {
 		return prov, err
 	}
@@ -366,9 +433,9 @@ func (p parser) model(alias string, n *yaml.Node) (Model, error) {
 	where := "models." + alias
 	m := Model{Alias: alias}
 	if n.Kind != yaml.MappingNode {
-		return m, p.errorf(n, "%s: want a mapping with provider, model, max_context_size, max_tokens, capabilities", where)
+		return m, p.errorf(n, "%s: want a mapping with provider, model, max_context_size, max_tokens, capabilities, connect_timeout, stream_idle_timeout", where)
 	}
-	err := p.fields(n, where, map[string]func(k, v *yaml.Node) error{
+	err := p.fields(n, where, p.timeoutFields(where, &m.Timeouts, map[string]func(k, v *yaml.Node) error{
 		"provider": func(_, v *yaml.Node) (err error) {
 			m.Provider, err = p.str(v, where+".provider")
 			return err
@@ -389,6 +456,7 @@ func (p parser) model(alias string, n *yaml.Node) (Model, error) {
 			if v.Kind != yaml.SequenceNode {
 				return p.errorf(v, "%s.capabilities: want a list, e.g. [thinking, image_in]", where)
 			}
+			m.CapabilitiesDeclared = true
 			for _, c := range v.Content {
 				name, err := p.str(c, where+".capabilities")
 				if err != nil {
@@ -403,7 +471,7 @@ func (p parser) model(alias string, n *yaml.Node) (Model, error) {
 			}
 			return nil
 		},
-	})
+	}))
 	if err != nil {
 		return m, err
 	}

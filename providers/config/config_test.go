@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kosong-host/kosong-host/providers/config"
 )
@@ -82,7 +83,7 @@ func TestParseEmpty(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ name, data, want string }{
 		{"unknown top key", "providerz: {}\n", `config c.yaml: line 1: unknown key "providerz" in the top level (known: default_model, models, providers)`},
-		{"unknown provider key", "providers:\n  p:\n    type: kimi\n    apikey: x\n", `config c.yaml: line 4: unknown key "apikey" in providers.p (known: api_key, api_key_env, base_url, headers, type)`},
+		{"unknown provider key", "providers:\n  p:\n    type: kimi\n    apikey: x\n", `config c.yaml: line 4: unknown key "apikey" in providers.p (known: api_key, api_key_env, base_url, connect_timeout, headers, stream_idle_timeout, type)`},
 		{"unknown model key", "models:\n  m:\n    provider: kimi\n    model: k\n    context: 5\n", `line 5: unknown key "context" in models.m`},
 		{"bad type", "providers:\n  p:\n    type: azure\n", `line 3: providers.p.type: unknown type "azure" (known: kimi, openai, openai-compatible, anthropic, google)`},
 		{"missing type", "providers:\n  p:\n    base_url: http://x\n", `line 3: providers.p.type: missing`},
@@ -99,6 +100,9 @@ func TestParseErrors(t *testing.T) {
 		{"repeated key", "providers:\n  p:\n    type: kimi\n    type: openai\n", `key "type" repeated in providers.p`},
 		{"not a mapping", "- a\n", `line 1: want a mapping`},
 		{"invalid YAML", "providers: [\n", `config c.yaml: invalid YAML:`},
+		{"bad idle timeout", "providers:\n  p:\n    type: kimi\n    stream_idle_timeout: soon\n", `line 4: providers.p.stream_idle_timeout: want a positive duration such as 90s or 5m, not "soon"`},
+		{"zero connect timeout", "models:\n  m:\n    provider: kimi\n    model: k\n    connect_timeout: 0\n", `line 5: models.m.connect_timeout: want a positive duration such as 90s or 5m, not "0"`},
+		{"negative timeout", "models:\n  m:\n    provider: kimi\n    model: k\n    stream_idle_timeout: -5s\n", `models.m.stream_idle_timeout: want a positive duration`},
 		{"headers not strings", "providers:\n  p:\n    type: kimi\n    headers: {A: [1]}\n", `providers.p.headers.A: want a string`},
 	}
 	for _, tt := range tests {
@@ -157,5 +161,45 @@ func TestLoad(t *testing.T) {
 	}
 	if f, found, err := config.LoadOptional(""); err != nil || found || f.Path != "" {
 		t.Errorf("LoadOptional(\"\"): %+v %v %v", f, found, err)
+	}
+}
+
+func TestParseTimeoutsAndCapabilities(t *testing.T) {
+	data := `
+providers:
+  slow:
+    type: openai-compatible
+    base_url: http://localhost:8080/v1
+    connect_timeout: 30
+    stream_idle_timeout: 10m
+models:
+  text-only:
+    provider: slow
+    model: m
+    capabilities: []
+    stream_idle_timeout: 90s
+  seeing:
+    provider: slow
+    model: m
+    capabilities: [image_in]
+  unknown:
+    provider: slow
+    model: m
+`
+	f, err := config.Parse("c.yaml", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := f.Providers["slow"].Timeouts, (config.Timeouts{Connect: 30 * time.Second, StreamIdle: 10 * time.Minute}); got != want {
+		t.Errorf("provider timeouts %+v, want %+v", got, want)
+	}
+	m := f.Models["text-only"]
+	if got, want := m.Timeouts.Over(f.Providers["slow"].Timeouts), (config.Timeouts{Connect: 30 * time.Second, StreamIdle: 90 * time.Second}); got != want {
+		t.Errorf("alias timeouts over the provider's %+v, want %+v", got, want)
+	}
+	for alias, lacks := range map[string]bool{"text-only": true, "seeing": false, "unknown": false} {
+		if got := f.Models[alias].Lacks(config.CapImageIn); got != lacks {
+			t.Errorf("%s: Lacks(image_in) %v, want %v", alias, got, lacks)
+		}
 	}
 }

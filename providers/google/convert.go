@@ -112,7 +112,7 @@ func (p *Provider) contents(history []providers.Message) ([]*genai.Content, erro
 			if !isGeneratedID(m.ToolCallID, name) {
 				fr.ID = m.ToolCallID
 			}
-			text := m.Text()
+			text := providers.JoinText(m.Content)
 			if m.IsError || strings.HasPrefix(strings.TrimSpace(text), errorPrefix) {
 				fr.Response = map[string]any{"error": text}
 			} else {
@@ -140,7 +140,11 @@ func (p *Provider) modelParts(m providers.Message) []*genai.Part {
 	}
 	signed := false
 	for _, tc := range m.ToolCalls {
-		fc := &genai.FunctionCall{Name: tc.Name, Args: callArgs(tc.Arguments)}
+		args := callArgs(tc.Arguments)
+		if tc.Truncated {
+			args = map[string]any{}
+		}
+		fc := &genai.FunctionCall{Name: tc.Name, Args: args}
 		if !isGeneratedID(tc.ID, tc.Name) {
 			fc.ID = tc.ID
 		}

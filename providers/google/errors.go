@@ -28,6 +28,9 @@ func (p *Provider) classify(ctx context.Context, err error) error {
 	if cerr := p.ctxError(ctx); cerr != nil {
 		return cerr
 	}
+	if se := providers.StallError(p.cfg.Name, err); se != nil {
+		return se
+	}
 	var apiErr genai.APIError
 	var apiErrPtr *genai.APIError
 	if errors.As(err, &apiErrPtr) && apiErrPtr != nil {

@@ -19,6 +19,18 @@
 //     text starting with "<system>ERROR:"). Consecutive tool messages, and a
 //     user message right after them, make one "user" content.
 //   - Tool schemas are adapted by Schema to Gemini's OpenAPI subset.
+//   - A tool result's text parts are joined with newlines; its images go
+//     inside the function response, as its parts.
+//
+// # Stop reasons
+//
+// The finish reason is emitted last (providers.EventStop): STOP is StopEnd,
+// or StopToolUse when the response called functions; MAX_TOKENS is
+// StopMaxTokens; SAFETY, RECITATION, BLOCKLIST, PROHIBITED_CONTENT, SPII
+// and IMAGE_SAFETY are StopContentFilter; anything else StopOther. Gemini
+// sends each function call whole (its args a parsed object), so no call is
+// ever emitted with cut-off arguments; a call of the history marked
+// Truncated goes back with {} as its args.
 //
 // # Call ids
 //
@@ -52,6 +64,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/timeouts"
 )
 
 // The defaults and the environment variables of the google provider.
@@ -91,8 +104,15 @@ type Config struct {
 	ThinkingLevel string
 	// Headers are added to every request.
 	Headers map[string]string
-	// HTTPClient defaults to a client without timeout.
+	// HTTPClient is the client requests go through (default: a plain
+	// one); Timeouts are enforced on top of it.
 	HTTPClient *http.Client
+	// Timeouts bound the waits on the API (zero values: the defaults of
+	// providers/timeouts).
+	Timeouts timeouts.Timeouts
+	// NoImageInput says the model takes no images: each image in the
+	// history is sent as providers.ImagePlaceholder text instead.
+	NoImageInput bool
 }
 
 // Provider is the Gemini ChatProvider.
@@ -135,10 +155,7 @@ func New(cfg Config) (*Provider, error) {
 	default:
 		return nil, fmt.Errorf("provider %s: thinking level %q: want minimal, low, medium, high or off", cfg.Name, cfg.ThinkingLevel)
 	}
-	httpClient := cfg.HTTPClient
-	if httpClient == nil {
-		httpClient = &http.Client{}
-	}
+	httpClient := timeouts.Client(cfg.HTTPClient, cfg.Timeouts)
 	headers := http.Header{}
 	for k, v := range cfg.Headers {
 		headers.Set(k, v)
@@ -184,6 +201,9 @@ func (p *Provider) ThinkingLevel() string { return strings.ToLower(string(p.leve
 // Stream implements providers.ChatProvider. It waits for the first chunk,
 // so that a refused request fails here.
 func (p *Provider) Stream(ctx context.Context, req providers.Request) (providers.Stream, error) {
+	if p.cfg.NoImageInput {
+		req.History = providers.WithoutImages(req.History)
+	}
 	contents, config, err := p.request(req)
 	if err != nil {
 		return nil, p.newError(providers.ErrBadRequest, 0, err)

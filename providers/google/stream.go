@@ -185,7 +185,26 @@ func (s *stream) end() {
 		u := s.usage
 		s.emit(providers.Event{Kind: providers.EventUsage, Usage: &u})
 	}
+	s.emit(providers.Event{Kind: providers.EventStop, Stop: stopReason(s.finish, s.calls > 0)})
 	s.Finished = true
+}
+
+// stopReason maps a finish reason; Gemini says STOP after function calls
+// too.
+func stopReason(r genai.FinishReason, calls bool) providers.StopReason {
+	switch r {
+	case genai.FinishReasonStop:
+		if calls {
+			return providers.StopToolUse
+		}
+		return providers.StopEnd
+	case genai.FinishReasonMaxTokens:
+		return providers.StopMaxTokens
+	case genai.FinishReasonSafety, genai.FinishReasonRecitation, genai.FinishReasonBlocklist,
+		genai.FinishReasonProhibitedContent, genai.FinishReasonSPII, genai.FinishReasonImageSafety:
+		return providers.StopContentFilter
+	}
+	return providers.StopOther
 }
 
 var errTruncated = errors.New("the stream ended before the response was complete (no finish reason)")

@@ -61,6 +61,12 @@ type Response struct {
 	// BreakAfter > 0 aborts the connection after that many chunks (or
 	// after the last one).
 	BreakAfter int
+	// StallHeaders never answers: the handler sends no status, no header
+	// and no byte until the client goes away, as a hung server or proxy.
+	StallHeaders bool
+	// StallAfter > 0 goes silent after that many chunks (no byte, no
+	// comment) until the client goes away.
+	StallAfter int
 	// StreamErrorCode, when set, sends `data: {"error": ...}` with that
 	// code after the chunks, instead of the final chunk.
 	StreamErrorCode int
@@ -128,6 +134,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "googletest: request body is not JSON: "+decodeErr.Error(), "")
 	case !ok:
 		writeError(w, http.StatusInternalServerError, "INTERNAL", fmt.Sprintf("googletest: no scripted response left for request #%d (%d served); Enqueue more", n, n-1), "")
+	case resp.StallHeaders:
+		<-r.Context().Done()
 	case resp.Status != 0 && resp.Status != http.StatusOK:
 		status, msg := resp.ErrorStatus, resp.ErrorMessage
 		if status == "" {
@@ -288,6 +296,10 @@ func writeStream(w http.ResponseWriter, r *http.Request, resp Response) {
 	for n, data := range Chunks(resp) {
 		if resp.BreakAfter > 0 && n >= resp.BreakAfter {
 			panic(http.ErrAbortHandler)
+		}
+		if resp.StallAfter > 0 && n >= resp.StallAfter {
+			<-r.Context().Done()
+			return
 		}
 		if _, err := fmt.Fprintf(w, "data: %s\r\n\r\n", data); err != nil {
 			return

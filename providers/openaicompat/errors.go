@@ -23,6 +23,9 @@ func (p *Provider) requestError(ctx context.Context, err error, w *watch) error 
 	if cerr := p.ctxError(ctx); cerr != nil {
 		return cerr
 	}
+	if se := providers.StallError(p.cfg.Name, err); se != nil {
+		return se
+	}
 	var apiErr *openai.APIError
 	var reqErr *openai.RequestError
 	var urlErr *url.Error
@@ -55,6 +58,9 @@ func (p *Provider) requestError(ctx context.Context, err error, w *watch) error 
 func (p *Provider) streamError(ctx context.Context, err error) error {
 	if cerr := p.ctxError(ctx); cerr != nil {
 		return cerr
+	}
+	if se := providers.StallError(p.cfg.Name, err); se != nil {
+		return se
 	}
 	var apiErr *openai.APIError
 	if errors.As(err, &apiErr) {

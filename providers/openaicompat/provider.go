@@ -18,7 +18,14 @@
 //   - when a chunk carries a finish_reason, with the same test (servers that
 //     put finish_reason on every chunk cannot make a partial call leave);
 //   - at the end of the stream, whatever its arguments (a call with invalid
-//     JSON arguments is still emitted; the tool reports the error).
+//     JSON arguments is still emitted; the tool reports the error). When
+//     the finish_reason is "length" (the output limit), a call whose
+//     arguments are not complete JSON is emitted with Truncated set, to be
+//     answered, not dispatched.
+//
+// The finish_reason is mapped to a providers.StopReason (stop, tool_calls,
+// length, content_filter; anything else is StopOther) and emitted as the
+// last event (providers.EventStop), after the usage.
 //
 // Calls are emitted in call order, each exactly once. A fragment with
 // arguments that arrives for a call already emitted is a protocol error
@@ -39,6 +46,7 @@ import (
 	openai "github.com/sashabaranov/go-openai"
 
 	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/timeouts"
 )
 
 // Preset is the defaults of a known OpenAI-compatible service.
@@ -97,9 +105,15 @@ type Config struct {
 	APIKeyEnv string
 	// Model is the model name sent with each request.
 	Model string
-	// HTTPClient defaults to a client without timeout (the context given
-	// to Stream bounds a response).
+	// HTTPClient is the client requests go through (default: a plain
+	// one); Timeouts are enforced on top of it.
 	HTTPClient *http.Client
+	// Timeouts bound the waits on the API (zero values: the defaults of
+	// providers/timeouts).
+	Timeouts timeouts.Timeouts
+	// NoImageInput says the model takes no images: each image in the
+	// history is sent as providers.ImagePlaceholder text instead.
+	NoImageInput bool
 	// MaxTokens, when > 0, caps the response: sent as max_completion_tokens
 	// to openai and to reasoning models (o1, o3, o4, gpt-5, gpt-6), as
 	// max_tokens elsewhere.
@@ -141,11 +155,7 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("provider %s: base URL %q is not an http(s) URL", cfg.Name, cfg.BaseURL)
 	}
-	p := &Provider{cfg: cfg, http: cfg.HTTPClient}
-	if p.http == nil {
-		p.http = &http.Client{}
-	}
-	return p, nil
+	return &Provider{cfg: cfg, http: timeouts.Client(cfg.HTTPClient, cfg.Timeouts)}, nil
 }
 
 // Name implements providers.ChatProvider.
@@ -164,6 +174,9 @@ func (p *Provider) APIKeyEnv() string { return p.cfg.APIKeyEnv }
 // the streamed response. A failure to get a stream is a *providers.Error,
 // or the context's error when ctx ended.
 func (p *Provider) Stream(ctx context.Context, req providers.Request) (providers.Stream, error) {
+	if p.cfg.NoImageInput {
+		req.History = providers.WithoutImages(req.History)
+	}
 	creq, err := p.chatRequest(req)
 	if err != nil {
 		return nil, p.newError(providers.ErrBadRequest, 0, err)
@@ -188,9 +201,25 @@ func (p *Provider) chatRequest(req providers.Request) (openai.ChatCompletionRequ
 	if req.System != "" {
 		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: req.System})
 	}
-	for _, m := range req.History {
-		msgs = append(msgs, convertMessage(m))
+	// The images of a step's tool results follow its tool messages, in one
+	// user message: chat completions takes no image in a tool message.
+	var images []openai.ChatMessagePart
+	flushImages := func() {
+		if len(images) > 0 {
+			msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, MultiContent: images})
+			images = nil
+		}
 	}
+	for _, m := range req.History {
+		if m.Role != providers.RoleTool {
+			flushImages()
+		}
+		msgs = append(msgs, convertMessage(m))
+		if m.Role == providers.RoleTool {
+			images = append(images, resultImages(m)...)
+		}
+	}
+	flushImages()
 	var tools []openai.Tool
 	for _, t := range req.Tools {
 		params := json.RawMessage(bytes.TrimSpace(t.Parameters))
@@ -238,8 +267,11 @@ func isReasoningModel(model string) bool {
 
 // convertMessage maps one history message to the wire. Tool call ids go
 // back verbatim; an assistant message with tool calls and no text has no
-// content field (go-openai omits it, as the API allows); empty arguments go
-// as "{}" (the field is required); an empty tool output gets a placeholder.
+// content field (go-openai omits it, as the API allows); empty arguments,
+// and those of a call cut off by the output limit, go as "{}" (the field is
+// required, and servers parse it); a tool message's text parts are joined
+// with newlines, an empty tool output gets a placeholder, and a result with
+// images says they follow (see resultImages).
 func convertMessage(m providers.Message) openai.ChatCompletionMessage {
 	om := openai.ChatCompletionMessage{Role: string(m.Role)}
 	switch m.Role {
@@ -248,7 +280,7 @@ func convertMessage(m providers.Message) openai.ChatCompletionMessage {
 		om.ReasoningContent = m.Reasoning
 		for _, tc := range m.ToolCalls {
 			args := tc.Arguments
-			if strings.TrimSpace(args) == "" {
+			if strings.TrimSpace(args) == "" || tc.Truncated {
 				args = "{}"
 			}
 			om.ToolCalls = append(om.ToolCalls, openai.ToolCall{
@@ -259,9 +291,13 @@ func convertMessage(m providers.Message) openai.ChatCompletionMessage {
 		}
 	case providers.RoleTool:
 		om.ToolCallID = m.ToolCallID
-		if hasImage(m.Content) {
-			om.MultiContent = convertParts(m.Content)
-		} else if om.Content = m.Text(); om.Content == "" {
+		om.Content = providers.JoinText(m.Content)
+		if n := countImages(m.Content); n > 0 {
+			if om.Content != "" {
+				om.Content += "\n"
+			}
+			om.Content += fmt.Sprintf(imagesFollow, n, plural(n))
+		} else if strings.TrimSpace(om.Content) == "" {
 			om.Content = EmptyToolOutput
 		}
 	default:
@@ -272,6 +308,43 @@ func convertMessage(m providers.Message) openai.ChatCompletionMessage {
 		}
 	}
 	return om
+}
+
+// imagesFollow ends the text of a tool message whose result has images.
+const imagesFollow = "<system>This result has %d image%s, sent in the user message after the tool results.</system>"
+
+// resultImages are the images of tool message m for the user message that
+// follows the step's tool messages, introduced by a text naming the call.
+func resultImages(m providers.Message) []openai.ChatMessagePart {
+	n := countImages(m.Content)
+	if n == 0 {
+		return nil
+	}
+	out := []openai.ChatMessagePart{{Type: openai.ChatMessagePartTypeText,
+		Text: fmt.Sprintf("<system>The image%s of the result of tool call %s:</system>", plural(n), m.ToolCallID)}}
+	for _, p := range m.Content {
+		if p.Type == providers.PartImage {
+			out = append(out, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeImageURL, ImageURL: &openai.ChatMessageImageURL{URL: p.ImageURL}})
+		}
+	}
+	return out
+}
+
+func countImages(parts []providers.ContentPart) int {
+	n := 0
+	for _, p := range parts {
+		if p.Type == providers.PartImage {
+			n++
+		}
+	}
+	return n
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 func hasImage(parts []providers.ContentPart) bool {

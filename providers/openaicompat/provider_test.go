@@ -141,8 +141,10 @@ func TestStreamQuirks(t *testing.T) {
 			if r.Usage == nil || *r.Usage != want {
 				t.Errorf("usage = %+v, want %+v", r.Usage, want)
 			}
-			if last := r.Events[len(r.Events)-1]; last.Kind != providers.EventUsage {
-				t.Errorf("last event kind = %v, want usage", last.Kind)
+			// Usage, then the stop reason, end the response.
+			if n := len(r.Events); n < 2 || r.Events[n-2].Kind != providers.EventUsage ||
+				r.Events[n-1].Kind != providers.EventStop || r.Events[n-1].Stop != providers.StopToolUse {
+				t.Errorf("last events %+v, want usage then stop tool_use", r.Events[max(0, n-2):])
 			}
 			if k := r.Events[0].Kind; k != providers.EventReasoning {
 				t.Errorf("first event kind = %v, want reasoning", k)

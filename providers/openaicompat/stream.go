@@ -91,6 +91,7 @@ type stream struct {
 	calls     accumulator
 	sawText   bool
 	sawFinish bool
+	finish    string // the last finish_reason
 	usage     *providers.Usage
 	closeOnce sync.Once
 }
@@ -165,6 +166,7 @@ func (s *stream) step() {
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
 			s.sawFinish = true
+			s.finish = *ch.FinishReason
 			s.emit(s.calls.flush(nil))
 		}
 		if ch.Usage != nil {
@@ -186,20 +188,45 @@ func (s *stream) end() {
 		s.Err = s.p.newError(providers.ErrConnection, 0, errTruncated)
 		return
 	}
-	rest, err := s.calls.flushAll()
+	stop := stopReason(s.finish)
+	rest, err := s.calls.flushAll(stop == providers.StopMaxTokens)
 	if err != nil {
 		s.Err = s.p.newError(providers.ErrServer, 0, err)
 		return
 	}
 	s.emit(rest)
 	if !s.sawText && s.calls.emitted == 0 {
-		s.Err = s.p.newError(providers.ErrEmptyResponse, 0, errors.New("the model returned no text and no tool call"))
+		msg := "the model returned no text and no tool call"
+		if stop == providers.StopMaxTokens {
+			msg += " before the output limit cut it off (finish_reason length)"
+		}
+		s.Err = s.p.newError(providers.ErrEmptyResponse, 0, errors.New(msg))
 		return
 	}
 	if s.usage != nil {
 		s.Events = append(s.Events, providers.Event{Kind: providers.EventUsage, Usage: s.usage})
 	}
+	if stop != "" {
+		s.Events = append(s.Events, providers.Event{Kind: providers.EventStop, Stop: stop})
+	}
 	s.Finished = true
+}
+
+// stopReason maps a finish_reason ("" when none came).
+func stopReason(finish string) providers.StopReason {
+	switch finish {
+	case "":
+		return ""
+	case "stop":
+		return providers.StopEnd
+	case "tool_calls", "function_call":
+		return providers.StopToolUse
+	case "length":
+		return providers.StopMaxTokens
+	case "content_filter":
+		return providers.StopContentFilter
+	}
+	return providers.StopOther
 }
 
 // pendingCall is a tool call being assembled from fragments.
@@ -280,14 +307,19 @@ func (a *accumulator) flush(current *pendingCall) []*providers.ToolCall {
 	return out
 }
 
-// flushAll emits every call left at the end of the stream.
-func (a *accumulator) flushAll() ([]*providers.ToolCall, error) {
+// flushAll emits every call left at the end of the stream. When the
+// output limit cut the response (truncated), a call whose arguments are not
+// complete JSON is emitted as Truncated.
+func (a *accumulator) flushAll(truncated bool) ([]*providers.ToolCall, error) {
 	var out []*providers.ToolCall
 	for a.next < len(a.calls) {
 		c := a.calls[a.next]
 		switch {
 		case c.name != "":
-			out = append(out, a.emit(c))
+			cut := truncated && !c.ready()
+			tc := a.emit(c)
+			tc.Truncated = cut
+			out = append(out, tc)
 		case strings.TrimSpace(c.args.String()) == "":
 			a.next++ // a stray fragment with nothing in it
 		default:

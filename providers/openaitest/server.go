@@ -58,6 +58,12 @@ type Response struct {
 	// after the last one, if there are fewer), before [DONE], as a server or
 	// proxy dying mid-stream would.
 	BreakAfter int
+	// StallHeaders never answers: the handler sends no status, no header
+	// and no byte until the client goes away, as a hung server or proxy.
+	StallHeaders bool
+	// StallAfter > 0 goes silent after that many data chunks (no byte, no
+	// comment) until the client goes away.
+	StallAfter int
 	// OmitDone ends the stream cleanly but without `data: [DONE]`.
 	OmitDone bool
 	// StreamError, when set, is sent after the chunks as
@@ -166,6 +172,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "openaitest: request body is not JSON: "+decodeErr.Error())
 	case !ok:
 		writeError(w, http.StatusInternalServerError, fmt.Sprintf("openaitest: no scripted response left for request #%d (%d served); Enqueue more", n, n-1))
+	case resp.StallHeaders:
+		<-r.Context().Done()
 	case resp.Status != 0 && resp.Status != http.StatusOK:
 		if resp.ErrorBody != "" {
 			w.WriteHeader(resp.Status)
@@ -231,6 +239,10 @@ func writeStream(w http.ResponseWriter, r *http.Request, model string, resp Resp
 			// Dies without the terminating chunk: the client sees an
 			// unexpected EOF.
 			panic(http.ErrAbortHandler)
+		}
+		if resp.StallAfter > 0 && n >= resp.StallAfter {
+			<-r.Context().Done()
+			return
 		}
 		var b bytes.Buffer
 		for i := range resp.Quirks.Comments {

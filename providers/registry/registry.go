@@ -37,6 +37,15 @@
 //     else the type's default.
 //   - Model: the alias's model. Without an alias: --model, else
 //     {T}_MODEL_NAME, else the type's default.
+//   - Timeouts: --stream-idle-timeout (Options.StreamIdleTimeout), else
+//     the alias's stream_idle_timeout, else the provider's, else 300 s;
+//     connect_timeout: the alias's, else the provider's, else 120 s.
+//
+// # One factory per provider type
+//
+// Once chosen, a provider's Settings go to the factory of its type
+// (factories: openai.go, anthropic.go, google.go), which computes that
+// provider's own options and builds it.
 //
 // Variables are read from the environment, then from WorkDir/.env.
 package registry
@@ -45,11 +54,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/joho/godotenv"
 
@@ -59,6 +68,7 @@ import (
 	"github.com/kosong-host/kosong-host/providers/google"
 	"github.com/kosong-host/kosong-host/providers/openaicompat"
 	"github.com/kosong-host/kosong-host/providers/scripted"
+	"github.com/kosong-host/kosong-host/providers/timeouts"
 )
 
 // Options is what the user asked for.
@@ -88,6 +98,9 @@ type Options struct {
 	// file (or a provider name, as older agents have). It is used when
 	// neither Provider nor Model is set.
 	ModelAlias string
+	// StreamIdleTimeout, when > 0, is --stream-idle-timeout: it overrides
+	// the configured stream_idle_timeout of every provider.
+	StreamIdleTimeout time.Duration
 }
 
 // ConfigError is a configuration mistake of the user's: a missing key, an
@@ -179,6 +192,8 @@ type Selection struct {
 	Capabilities []string
 	// ConfigPath is the configuration file read ("" when none).
 	ConfigPath string
+	// Timeouts are the provider's waits, resolved (zero for scripted).
+	Timeouts timeouts.Timeouts
 }
 
 // New builds the provider opts ask for. Every error is a *ConfigError.
@@ -389,83 +404,6 @@ func (r *resolver) apiKey(p config.Provider) (key, from string, err error) {
 		return "", fmt.Sprintf("api_key or api_key_env of provider %s in %s", p.Name, r.file.Path), nil
 	}
 	return "", "", &ConfigError{Msg: fmt.Sprintf("%s is not set (provider %s)", b.KeyVars(), p.Name)}
-}
-
-// build makes the provider; model is the model name when there is no alias.
-func (r *resolver) build(p config.Provider, alias *config.Model, model string) (*Selection, error) {
-	key, keyFrom, err := r.apiKey(p)
-	if err != nil {
-		return nil, err
-	}
-	b, _ := LookupBuiltin(p.Type)
-	baseURL := firstSet(r.opts.BaseURL, r.getenvOf(p.Type, func(b Builtin) string { return b.BaseURLEnv }), p.BaseURL, b.BaseURL)
-	sel := &Selection{ConfigPath: r.file.Path}
-	var maxTokens int
-	thinking := false
-	if alias != nil {
-		model = alias.Model
-		maxTokens = alias.MaxTokens
-		thinking = alias.Has(config.CapThinking) || alias.Has(config.CapAlwaysThinking)
-		sel.Alias, sel.MaxContextSize, sel.Capabilities = alias.Alias, alias.MaxContextSize, alias.Capabilities
-	}
-	model = firstSet(model, b.Model)
-	if model == "" {
-		return nil, &ConfigError{Msg: fmt.Sprintf("provider %s has no default model: use --model NAME or a model alias", p.Name)}
-	}
-	var prov providers.ChatProvider
-	switch p.Type {
-	case config.TypeKimi, config.TypeOpenAI, config.TypeOpenAICompatible:
-		prov, err = openaicompat.New(openaicompat.Config{Name: p.Name, BaseURL: baseURL, APIKey: key, APIKeyEnv: keyFrom,
-			Model: model, MaxTokens: maxTokens, HTTPClient: headerClient(p.Headers)})
-	case config.TypeAnthropic:
-		cfg := anthropic.Config{Name: p.Name, BaseURL: baseURL, APIKey: key, APIKeyEnv: keyFrom, Model: model,
-			MaxTokens: int64(maxTokens), Headers: p.Headers}
-		if keyFrom == anthropic.AuthTokenEnv {
-			cfg.APIKey, cfg.AuthToken = "", key
-		}
-		if thinking {
-			limit := cfg.MaxTokens
-			if limit <= 0 {
-				limit = anthropic.DefaultMaxTokens
-			}
-			if budget := min(int64(anthropic.DefaultThinkingBudget), limit/2); budget >= 1024 {
-				cfg.ThinkingBudget = budget
-			}
-		}
-		prov, err = anthropic.New(cfg)
-	case config.TypeGoogle:
-		prov, err = google.New(google.Config{Name: p.Name, BaseURL: baseURL, APIKey: key, APIKeyEnv: keyFrom, Model: model,
-			MaxTokens: int32(min(maxTokens, 1<<31-1)), Headers: p.Headers})
-	default:
-		err = fmt.Errorf("unknown provider type %q", p.Type)
-	}
-	if err != nil {
-		return nil, &ConfigError{Msg: "invalid configuration", Err: err}
-	}
-	sel.Provider = prov
-	return sel, nil
-}
-
-// headerClient is an HTTP client adding headers to every request (nil
-// when there are none: the provider's default).
-func headerClient(headers map[string]string) *http.Client {
-	if len(headers) == 0 {
-		return nil
-	}
-	return &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: headers}}
-}
-
-type headerTransport struct {
-	base    http.RoundTripper
-	headers map[string]string
-}
-
-func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	for k, v := range t.headers {
-		req.Header.Set(k, v)
-	}
-	return t.base.RoundTrip(req)
 }
 
 // environment is getenv backed by dir/.env: the real environment wins.

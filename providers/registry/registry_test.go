@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kosong-host/kosong-host/providers"
 	"github.com/kosong-host/kosong-host/providers/anthropic"
@@ -16,6 +17,7 @@ import (
 	"github.com/kosong-host/kosong-host/providers/googletest"
 	"github.com/kosong-host/kosong-host/providers/openaitest"
 	"github.com/kosong-host/kosong-host/providers/registry"
+	"github.com/kosong-host/kosong-host/providers/timeouts"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -416,5 +418,56 @@ func write(t *testing.T, path, content string) {
 	}
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestTimeoutsPrecedence(t *testing.T) {
+	cfg := `
+providers:
+  slow:
+    type: openai-compatible
+    base_url: http://localhost:8080/v1
+    connect_timeout: 30s
+    stream_idle_timeout: 10m
+models:
+  patient: {provider: slow, model: m, stream_idle_timeout: 20m}
+  plain: {provider: slow, model: m}
+`
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	write(t, path, cfg)
+	tests := []struct {
+		name string
+		opts registry.Options
+		want timeouts.Timeouts
+	}{
+		{"built-in provider: the defaults", registry.Options{Provider: "openai"},
+			timeouts.Timeouts{Connect: timeouts.DefaultConnect, StreamIdle: timeouts.DefaultStreamIdle}},
+		{"the provider's", registry.Options{Model: "plain"}, timeouts.Timeouts{Connect: 30 * time.Second, StreamIdle: 10 * time.Minute}},
+		{"the alias's over the provider's", registry.Options{Model: "patient"}, timeouts.Timeouts{Connect: 30 * time.Second, StreamIdle: 20 * time.Minute}},
+		{"the flag over both", registry.Options{Model: "patient", StreamIdleTimeout: 2 * time.Second},
+			timeouts.Timeouts{Connect: 30 * time.Second, StreamIdle: 2 * time.Second}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.opts.ConfigPath, tt.opts.WorkDir, tt.opts.Getenv = path, dir, envOf(map[string]string{"OPENAI_API_KEY": "k"})
+			sel, err := registry.Select(tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sel.Timeouts != tt.want {
+				t.Errorf("timeouts %+v, want %+v", sel.Timeouts, tt.want)
+			}
+		})
+	}
+}
+
+func TestThinkingBudget(t *testing.T) {
+	for _, tt := range []struct{ maxTokens, want int64 }{
+		{0, 25000}, {4096, 2048}, {200000, anthropic.DefaultThinkingBudget}, {2000, 0},
+	} {
+		if got := anthropic.ThinkingBudget(tt.maxTokens); got != tt.want {
+			t.Errorf("ThinkingBudget(%d) = %d, want %d", tt.maxTokens, got, tt.want)
+		}
 	}
 }

@@ -38,6 +38,15 @@ var errorKinds = map[string]providers.ErrorKind{
 	"bad_request":    providers.ErrBadRequest,
 }
 
+// stopReasons are the values of a turn's stop field.
+var stopReasons = map[string]providers.StopReason{
+	string(providers.StopEnd):           providers.StopEnd,
+	string(providers.StopToolUse):       providers.StopToolUse,
+	string(providers.StopMaxTokens):     providers.StopMaxTokens,
+	string(providers.StopContentFilter): providers.StopContentFilter,
+	string(providers.StopOther):         providers.StopOther,
+}
+
 // parser walks the YAML tree; every error names the file, the line and the
 // field, on one line.
 type parser struct{ path string }
@@ -120,7 +129,7 @@ func (p parser) fields(n *yaml.Node, where string, handlers map[string]func(*yam
 func (p parser) turn(n *yaml.Node, where string, defaultDelay time.Duration) (Turn, error) {
 	t := Turn{Delay: defaultDelay}
 	if n.Kind != yaml.MappingNode {
-		return t, p.errorf(n, where, "want a mapping (text, reasoning, tool_calls, delay, usage, error)")
+		return t, p.errorf(n, where, "want a mapping (text, reasoning, tool_calls, delay, usage, error, stop)")
 	}
 	err := p.fields(n, where, map[string]func(*yaml.Node, string) error{
 		"text": func(v *yaml.Node, field string) (err error) {
@@ -151,6 +160,18 @@ func (p parser) turn(n *yaml.Node, where string, defaultDelay time.Duration) (Tu
 			t.Error = kind
 			return nil
 		},
+		"stop": func(v *yaml.Node, field string) error {
+			s, err := p.str(v, field)
+			if err != nil {
+				return err
+			}
+			stop, ok := stopReasons[s]
+			if !ok {
+				return p.errorf(v, field, "unknown stop reason %q (known: content_filter, end_turn, max_tokens, other, tool_use)", s)
+			}
+			t.Stop = stop
+			return nil
+		},
 		"tool_calls": func(v *yaml.Node, field string) error {
 			if v.Kind != yaml.SequenceNode {
 				return p.errorf(v, field, "want a list of tool calls")
@@ -171,7 +192,7 @@ func (p parser) turn(n *yaml.Node, where string, defaultDelay time.Duration) (Tu
 func (p parser) toolCall(n *yaml.Node, where string) (providers.ToolCall, error) {
 	var tc providers.ToolCall
 	if n.Kind != yaml.MappingNode {
-		return tc, p.errorf(n, where, "want a mapping with name, arguments and optionally id")
+		return tc, p.errorf(n, where, "want a mapping with name, arguments and optionally id, truncated")
 	}
 	hasArgs := false
 	err := p.fields(n, where, map[string]func(*yaml.Node, string) error{
@@ -182,6 +203,12 @@ func (p parser) toolCall(n *yaml.Node, where string) (providers.ToolCall, error)
 		"name": func(v *yaml.Node, field string) (err error) {
 			tc.Name, err = p.str(v, field)
 			return err
+		},
+		"truncated": func(v *yaml.Node, field string) error {
+			if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" || v.Decode(&tc.Truncated) != nil {
+				return p.errorf(v, field, "want true or false, not %q", v.Value)
+			}
+			return nil
 		},
 		"arguments": func(v *yaml.Node, field string) error {
 			hasArgs = true

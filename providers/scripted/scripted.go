@@ -17,7 +17,18 @@
 //	    delay: 50ms                              # optional, overrides the default
 //	    usage: {input_tokens: 10, output_tokens: 5}  # optional
 //	  - error: rate_limit                        # optional: fail this call instead
+//	  - text: "I will write the file."
+//	    tool_calls:
+//	      - name: WriteFile                      # a call cut off by the output limit:
+//	        arguments: '{"path": "a.txt", "cont' #   emitted with Truncated set, as received
+//	        truncated: true
+//	    stop: max_tokens                         # optional; implied by a truncated call
 //	  - text: "Done."
+//
+// stop is the turn's stop reason, emitted last (providers.EventStop): one of
+// end_turn, tool_use, max_tokens, content_filter, other. Without it a turn
+// stops with max_tokens when a call is truncated, else tool_use when it
+// calls tools, else end_turn, as a real provider reports.
 //
 // error is one of auth, rate_limit, server, connection, empty_response,
 // bad_request: Stream fails with that *providers.Error, and the loop's retry
@@ -51,6 +62,25 @@ type Turn struct {
 	// Error, when not zero, makes Stream fail with a *providers.Error of
 	// this kind instead of playing the turn.
 	Error providers.ErrorKind
+	// Stop is the stop reason emitted last; empty means the default (see
+	// the package documentation).
+	Stop providers.StopReason
+}
+
+// stopOf is the stop reason a turn ends with.
+func stopOf(t Turn) providers.StopReason {
+	if t.Stop != "" {
+		return t.Stop
+	}
+	for _, tc := range t.ToolCalls {
+		if tc.Truncated {
+			return providers.StopMaxTokens
+		}
+	}
+	if len(t.ToolCalls) > 0 {
+		return providers.StopToolUse
+	}
+	return providers.StopEnd
 }
 
 // Provider replays turns; it is safe for concurrent use.
@@ -153,9 +183,12 @@ func (p *Provider) Stream(ctx context.Context, _ providers.Request) (providers.S
 			Kind:     providers.ErrEmptyResponse,
 			Err:      fmt.Errorf("turn %d of %s has no text and no tool call", n, p.source),
 		}
-	} else if turn.Usage != nil {
-		u := *turn.Usage
-		s.events = append(s.events, providers.Event{Kind: providers.EventUsage, Usage: &u})
+	} else {
+		if turn.Usage != nil {
+			u := *turn.Usage
+			s.events = append(s.events, providers.Event{Kind: providers.EventUsage, Usage: &u})
+		}
+		s.events = append(s.events, providers.Event{Kind: providers.EventStop, Stop: stopOf(turn)})
 	}
 	return s, nil
 }
@@ -202,7 +235,10 @@ func (s *stream) Next() (providers.Event, error) {
 		}
 		return providers.Event{}, io.EOF
 	}
-	if s.sent > 0 && s.delay > 0 {
+	ev := s.events[s.sent]
+	// The pause is between chunks; usage and the stop reason close the
+	// last one.
+	if s.sent > 0 && s.delay > 0 && ev.Kind != providers.EventUsage && ev.Kind != providers.EventStop {
 		t := time.NewTimer(s.delay)
 		select {
 		case <-s.ctx.Done():
@@ -211,7 +247,6 @@ func (s *stream) Next() (providers.Event, error) {
 		case <-t.C:
 		}
 	}
-	ev := s.events[s.sent]
 	s.sent++
 	return ev, nil
 }

@@ -173,6 +173,8 @@ func TestLoadErrors(t *testing.T) {
 		{"bad usage", "turns:\n  - text: a\n    usage: {input_tokens: many}\n", []string{"turns[0].usage.input_tokens", "integer"}},
 		{"bad error kind", "turns:\n  - error: flaky\n", []string{"turns[0].error", `unknown error "flaky"`}},
 		{"text not a string", "turns:\n  - text: [a]\n", []string{"turns[0].text", "want a string"}},
+		{"bad stop", "turns:\n  - text: a\n    stop: length\n", []string{"line 3", "turns[0].stop", `unknown stop reason "length"`, "max_tokens"}},
+		{"bad truncated", "turns:\n  - tool_calls:\n      - {name: A, truncated: maybe}\n", []string{"turns[0].tool_calls[0].truncated", "true or false"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -193,5 +195,39 @@ func TestLoadErrors(t *testing.T) {
 	}
 	if _, err := scripted.Load(filepath.Join(t.TempDir(), "nope.yaml")); err == nil || !strings.Contains(err.Error(), "nope.yaml: file not found") {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestStopAndTruncated(t *testing.T) {
+	p, err := scripted.Load(writeScript(t, `
+turns:
+  - text: "Hi."
+  - tool_calls: [{name: Shell, arguments: {command: ls}}]
+  - text: "I will write it."
+    tool_calls:
+      - name: WriteFile
+        arguments: '{"path": "a.txt", "cont'
+        truncated: true
+  - text: "A long answer that"
+    stop: max_tokens
+    usage: {input_tokens: 1, output_tokens: 2}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []providers.StopReason{providers.StopEnd, providers.StopToolUse, providers.StopMaxTokens, providers.StopMaxTokens}
+	for i, stop := range want {
+		r := play(t, p)
+		if r.Err != nil {
+			t.Fatalf("turn %d: %v", i+1, r.Err)
+		}
+		if r.Stop != stop || r.Stops != 1 || !r.StopLast {
+			t.Errorf("turn %d: stop %q (%d, last %v), want one %q, last", i+1, r.Stop, r.Stops, r.StopLast, stop)
+		}
+		if i == 2 {
+			if len(r.Calls) != 1 || !r.Calls[0].Truncated || r.Calls[0].Arguments != `{"path": "a.txt", "cont` {
+				t.Errorf("truncated turn: calls %+v", r.Calls)
+			}
+		}
 	}
 }

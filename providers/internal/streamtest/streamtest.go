@@ -20,6 +20,11 @@ type Result struct {
 	Reasoning  string
 	Calls      []providers.ToolCall
 	Usage      *providers.Usage
+	// Stop is the stop reason; Stops counts the EventStop events, and
+	// StopLast says the (last) one was the last event.
+	Stop     providers.StopReason
+	Stops    int
+	StopLast bool
 	// Signature is the stream's reasoning signature, if it has one.
 	Signature string
 	// Err is the error that ended the stream early, if any.
@@ -54,7 +59,11 @@ func Drain(s providers.Stream, onCall func(providers.ToolCall)) Result {
 			}
 		case providers.EventUsage:
 			r.Usage = ev.Usage
+		case providers.EventStop:
+			r.Stop = ev.Stop
+			r.Stops++
 		}
+		r.StopLast = ev.Kind == providers.EventStop
 	}
 	if ss, ok := s.(providers.SignedStream); ok {
 		r.Signature = ss.ReasoningSignature()
