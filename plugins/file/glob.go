@@ -29,7 +29,7 @@ const (
 type GlobParams struct {
 	Pattern     string `json:"pattern" jsonschema:"minLength=1" jsonschema_description:"The glob pattern, relative to directory: * and ? within a path segment, ** across segments, [abc] classes, {a,b} alternatives. E.g. *.go, src/**/*.ts, cmd/*/main.go."`
 	Directory   string `json:"directory,omitempty" jsonschema_description:"The directory to search in: absolute, or relative to the working directory (the default)."`
-	IncludeDirs bool   `json:"include_dirs,omitempty" jsonschema:"default=false" jsonschema_description:"Also list matching directories (shown with a trailing /), not only files."`
+	IncludeDirs bool   `json:"include_dirs,omitempty" jsonschema:"default=true" jsonschema_description:"List matching directories too (shown with a trailing /), as well as files. Defaults to true; false lists files only."`
 }
 
 // Glob finds files by name pattern.

@@ -1,0 +1,170 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kosong-host/kosong-host/pluginsdk"
+)
+
+// The search benchmark runs Grep and Glob in process (the tools' Call
+// methods, without the plugin round trip, which `make bench` measures on
+// its own) on the Go source tree, beside ripgrep on the same tree in the
+// same run, and prints each time as a ratio to ripgrep's. KOSONG_BENCH_TREE
+// names another tree. Without rg on PATH the ripgrep side is skipped.
+
+// benchRepeats is how many times each side runs; the median counts.
+const benchRepeats = 5
+
+type searchCase struct {
+	name   string
+	grep   GrepParams
+	glob   *GlobParams
+	rg     []string
+	target float64 // the ratio to stay under
+}
+
+func searchCases() []searchCase {
+	type pat struct {
+		name, pattern string
+		ignoreCase    bool
+		target        float64
+	}
+	pats := []pat{
+		{"literal", "TODO", false, 1.5},
+		{"regex-with-literal", `func .*Context\(`, false, 1.5},
+		{"ignore-case-literal", "todo", true, 1.5},
+		{"regex-without-literal", `[A-Z]{6,}[0-9]`, false, 3},
+	}
+	modes := []struct{ mode, flag string }{{modeContent, "-n"}, {modeFiles, "-l"}, {modeCount, "-c"}}
+	var cases []searchCase
+	for _, p := range pats {
+		for _, m := range modes {
+			rg := []string{"--hidden", "--no-messages", m.flag}
+			if p.ignoreCase {
+				rg = append(rg, "-i")
+			}
+			cases = append(cases, searchCase{
+				name:   "Grep/" + p.name + "/" + m.mode,
+				grep:   GrepParams{Pattern: p.pattern, OutputMode: m.mode, LineNumber: true, IgnoreCase: p.ignoreCase},
+				rg:     append(rg, "--", p.pattern, "."),
+				target: p.target,
+			})
+		}
+	}
+	cases = append(cases, searchCase{
+		name:   "Glob/**/*.go",
+		glob:   &GlobParams{Pattern: "**/*.go", IncludeDirs: true},
+		rg:     []string{"--hidden", "--no-messages", "--files", "-g", "*.go", "."},
+		target: 1.5,
+	})
+	return cases
+}
+
+func benchTree(b *testing.B) string {
+	if t := os.Getenv("KOSONG_BENCH_TREE"); t != "" {
+		return t
+	}
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		b.Skipf("no Go tree: %v", err)
+	}
+	return strings.TrimSpace(string(out)) + "/src"
+}
+
+func median(d []time.Duration) time.Duration {
+	d = slices.Clone(d)
+	slices.Sort(d)
+	return d[len(d)/2]
+}
+
+// BenchmarkSearch times Grep (head_limit 0: every result, as rg gives) and
+// Glob against ripgrep.
+func BenchmarkSearch(b *testing.B) {
+	tree := benchTree(b)
+	rg, rgErr := exec.LookPath("rg")
+	ws := workspace{dir: tree}
+	grep, glob := &Grep{ws: ws}, &Glob{ws: ws}
+	ctx := context.Background()
+	type row struct {
+		name            string
+		ours, theirs    time.Duration
+		results, target float64
+	}
+	var rows []row
+	for _, c := range searchCases() {
+		b.Run(c.name, func(b *testing.B) {
+			var r row
+			for b.Loop() {
+				var ours, theirs []time.Duration
+				lines := 0
+				for range benchRepeats {
+					start := time.Now()
+					var res string
+					if c.glob != nil {
+						res = outputText(glob.Call(ctx, *c.glob))
+					} else {
+						res = outputText(grep.Call(ctx, c.grep))
+					}
+					ours = append(ours, time.Since(start))
+					lines = strings.Count(res, "\n")
+				}
+				if rgErr == nil {
+					for range benchRepeats {
+						cmd := exec.Command(rg, c.rg...)
+						cmd.Dir = tree
+						start := time.Now()
+						_ = cmd.Run() // exit 1: no match
+						theirs = append(theirs, time.Since(start))
+					}
+				}
+				r = row{name: c.name, ours: median(ours), results: float64(lines), target: c.target}
+				if len(theirs) > 0 {
+					r.theirs = median(theirs)
+				}
+			}
+			b.ReportMetric(float64(r.ours.Microseconds())/1e3, "ms")
+			if r.theirs > 0 {
+				b.ReportMetric(float64(r.theirs.Microseconds())/1e3, "rg-ms")
+				b.ReportMetric(float64(r.ours)/float64(r.theirs), "x-rg")
+			}
+			rows = append(rows, r)
+		})
+	}
+	fmt.Printf("\nSearch on %s, in process (Tool.Call), GOMAXPROCS %d, median of %d runs each:\n", tree, runtime.GOMAXPROCS(0), benchRepeats)
+	if rgErr != nil {
+		fmt.Printf("  rg is not installed (apt-get install ripgrep): ratios skipped.\n")
+	}
+	for _, r := range rows {
+		if r.theirs == 0 {
+			fmt.Printf("  %-40s %8.1f ms  %7.0f lines\n", r.name, ms(r.ours), r.results)
+			continue
+		}
+		ratio := float64(r.ours) / float64(r.theirs)
+		verdict := "ok"
+		if ratio > r.target {
+			verdict = "OVER"
+		}
+		fmt.Printf("  %-40s %8.1f ms  rg %7.1f ms  %5.2fx rg (target %.1fx) %s  %7.0f lines\n",
+			r.name, ms(r.ours), ms(r.theirs), ratio, r.target, verdict, r.results)
+	}
+}
+
+func outputText(r pluginsdk.Result) string {
+	var sb strings.Builder
+	for _, p := range r.Output {
+		sb.WriteString(p.Text)
+	}
+	return sb.String()
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
