@@ -119,9 +119,10 @@ func (t *Grep) Call(ctx context.Context, p GrepParams) pluginsdk.Result {
 		s.lit, s.fold = requiredLiteral(expr)
 		if s.fold {
 			s.foldAlts = foldAlternates(s.lit)
+			s.folder = newFoldFinder(s.lit)
 		}
 		if len(s.lit) == 0 {
-			s.dfa = newDFA(expr)
+			s.dfaProg = newDFAProg(expr)
 		}
 	}
 	c := &collector{mode: mode, context: s.before > 0 || s.after > 0, offset: p.Offset, limit: p.HeadLimit}

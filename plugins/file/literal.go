@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"regexp/syntax"
 	"unicode"
 	"unicode/utf8"
@@ -161,32 +160,4 @@ func foldAlternates(lit []byte) [][]byte {
 		}
 	}
 	return out
-}
-
-// asciiLower writes src lower-cased (ASCII letters only) into dst, which is
-// at least as long, eight bytes at a time.
-func asciiLower(dst, src []byte) {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
-	i := 0
-	for ; i+8 <= len(src); i += 8 {
-		x := binary.LittleEndian.Uint64(src[i:])
-		// For each byte b < 0x80: (b+0x80-'A') has its high bit set when b >= 'A',
-		// (b+0x80-'Z'-1) when b > 'Z'; bytes >= 0x80 are masked out.
-		h := x &^ highs
-		ge := h + ones*(0x80-'A')
-		gt := h + ones*(0x80-'Z'-1)
-		upper := (ge &^ gt) &^ x & highs
-		y := x | upper>>2
-		binary.LittleEndian.PutUint64(dst[i:], y)
-	}
-	for ; i < len(src); i++ {
-		c := src[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst[i] = c
-	}
 }

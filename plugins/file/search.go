@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"regexp/syntax"
 	"strconv"
 	"strings"
 )
@@ -30,10 +31,11 @@ type searcher struct {
 	// enough (offset + head_limit + 2): the rest cannot be shown.
 	capLines int
 
-	lit      []byte   // a literal every matching line holds
-	fold     bool     // lit is lower-case ASCII, matched case-insensitively
-	foldAlts [][]byte // non-ASCII characters that fold to a letter of lit
-	dfa      *dfa     // a prefilter for a regexp without a literal, or nil
+	lit      []byte // a literal every matching line holds
+	fold     bool   // lit is lower-case ASCII, matched case-insensitively
+	folder   *foldFinder
+	foldAlts [][]byte     // non-ASCII characters that fold to a letter of lit
+	dfaProg  *syntax.Prog // for a prefilter when there is no literal, or nil
 }
 
 // chunk is a piece of a file's content-mode output: the lines shown for a
@@ -58,8 +60,8 @@ type fileResult struct {
 type worker struct {
 	s     *searcher
 	buf   []byte
-	low   []byte
 	spans []span
+	dfa   *dfa // built from s.dfaProg on first use
 }
 
 type span struct{ s, e int }
@@ -92,7 +94,7 @@ func (w *worker) search(ctx context.Context, path, shown string) fileResult {
 		}
 		return w.searchStream(ctx, path, shown)
 	}
-	if looksBinary(data[:min(len(data), sniffLen)], len(data) < sniffLen) {
+	if sniffBinary(data[:min(len(data), sniffLen)], len(data) < sniffLen) {
 		return res
 	}
 	if !w.s.multiline && len(data) > grepMaxLine && hasLongLine(data) {
@@ -162,9 +164,9 @@ func trimCR(b []byte) []byte { return bytes.TrimSuffix(b, []byte("\r")) }
 type matcher struct {
 	w       *worker
 	data    []byte
-	low     []byte // data lower-cased, for a folded literal
-	literal []byte // the literal to look for in data (or low), or nil
-	spans   []span // multiline: the matching lines, in order
+	literal []byte      // the literal to look for in data, or nil
+	folder  *foldFinder // or the folded literal to look for
+	spans   []span      // multiline: the matching lines, in order
 }
 
 func (w *worker) matcher(data []byte) *matcher {
@@ -186,12 +188,7 @@ func (w *worker) matcher(data []byte) *matcher {
 			return m // a non-ASCII fold: every line goes to the regexp
 		}
 	}
-	if cap(w.low) < len(data) {
-		w.low = make([]byte, len(data), len(data)+len(data)/4)
-	}
-	m.low = w.low[:len(data)]
-	asciiLower(m.low, data)
-	m.literal = s.lit
+	m.folder = s.folder
 	return m
 }
 
@@ -211,19 +208,20 @@ func (m *matcher) next(pos int) (start, end int, ok bool) {
 		return sp.s, sp.e, true
 	}
 	re := m.w.s.re
-	if m.literal != nil {
-		hay := data
-		if m.low != nil {
-			hay = m.low
-		}
+	if m.literal != nil || m.folder != nil {
 		for pos < len(data) {
-			i := bytes.Index(hay[pos:], m.literal)
+			var i int
+			if m.folder != nil {
+				i = m.folder.index(data[pos:])
+			} else {
+				i = bytes.Index(data[pos:], m.literal)
+			}
 			if i < 0 {
 				return 0, 0, false
 			}
 			h := pos + i
 			st := pos + bytes.LastIndexByte(data[pos:h], '\n') + 1
-			e := h + len(m.literal)
+			e := len(data)
 			if j := bytes.IndexByte(data[h:], '\n'); j >= 0 {
 				e = h + j
 			} else {
@@ -236,9 +234,15 @@ func (m *matcher) next(pos int) (start, end int, ok bool) {
 		}
 		return 0, 0, false
 	}
-	if d := m.w.s.dfa; d != nil {
+	if m.w.dfa == nil && m.w.s.dfaProg != nil {
+		m.w.dfa = newDFA(m.w.s.dfaProg)
+	}
+	if d := m.w.dfa; d != nil && !d.failed {
 		for pos < len(data) {
 			st, e, ok := d.nextCandidate(data, pos)
+			if d.failed {
+				break // the dfa gave up: the regexp takes every line
+			}
 			if !ok {
 				return 0, 0, false
 			}
@@ -247,7 +251,9 @@ func (m *matcher) next(pos int) (start, end int, ok bool) {
 			}
 			pos = e + 1
 		}
-		return 0, 0, false
+		if !d.failed {
+			return 0, 0, false
+		}
 	}
 	for pos < len(data) {
 		e := len(data)
