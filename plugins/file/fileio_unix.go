@@ -29,9 +29,8 @@ func readWhole(path string, buf []byte, limit int) (data []byte, whole bool, err
 	if st.Size > int64(limit) {
 		return buf[:0], false, nil
 	}
-	// One byte more than the size, so that the read that returns 0 (end of
-	// file) needs no growth; a file that grew meanwhile is read to its end
-	// or to limit.
+	// Room for one byte more than the size: a file that reads short of its
+	// size (it shrank) ends with the read that returns 0.
 	want := int(st.Size) + 1
 	if cap(buf) < want {
 		buf = make([]byte, 0, want+want/8)
@@ -57,5 +56,10 @@ func readWhole(path string, buf []byte, limit int) (data []byte, whole bool, err
 			return data, true, nil
 		}
 		data = data[:len(data)+n]
+		if int64(len(data)) == st.Size {
+			// The size fstat reported: taken as the end of the file, without
+			// one more read (a system call per file) to confirm it.
+			return data, true, nil
+		}
 	}
 }
