@@ -62,12 +62,16 @@ func searchCases() []searchCase {
 			})
 		}
 	}
-	cases = append(cases, searchCase{
-		name:   "Glob/**/*.go",
-		glob:   &GlobParams{Pattern: "**/*.go", IncludeDirs: true},
-		rg:     []string{"--hidden", "--no-messages", "--files", "-g", "*.go", "."},
-		target: 1.5,
-	})
+	// Glob lists at most maxGlobResults files, so **/*.go stops early;
+	// **/*.s (fewer files) walks the whole tree.
+	for _, ext := range []string{"go", "s"} {
+		cases = append(cases, searchCase{
+			name:   "Glob/**/*." + ext,
+			glob:   &GlobParams{Pattern: "**/*." + ext, IncludeDirs: true},
+			rg:     []string{"--hidden", "--no-messages", "--files", "-g", "*." + ext, "."},
+			target: 1.5,
+		})
+	}
 	return cases
 }
 
