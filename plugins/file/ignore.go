@@ -53,6 +53,14 @@ func newIgnoreRules(root string) *ignoreRules {
 		r.patterns = append(r.patterns, readIgnoreFile(filepath.Join(dir, ignoreName), r.top[:i])...)
 		dir = filepath.Join(dir, r.top[i])
 	}
+	// A root inside an ignored directory is searched as asked, with the
+	// ignore files at and below it only.
+	for i := 1; i <= len(r.top); i++ {
+		if r.ignored(r.top[:i], true) {
+			r.patterns = nil
+			break
+		}
+	}
 	return r
 }
 

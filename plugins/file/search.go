@@ -17,8 +17,9 @@ import (
 // read line by line through a buffer.
 const maxWholeFile = 32 << 20
 
-// maxMultilineFile is the largest file a multiline search reads.
-const maxMultilineFile = 256 << 20
+// maxMultilineFile is the largest file a multiline search reads (a
+// variable for tests).
+var maxMultilineFile = 256 << 20
 
 // searcher is one Grep call's compiled search, shared by its workers.
 type searcher struct {
@@ -402,7 +403,10 @@ func (k *lineSink) add(n int, raw []byte, match bool) bool {
 	k.ring = k.ring[:0]
 	k.lastShown, k.afterLeft = n, s.after
 	k.res.chunks = append(k.res.chunks, c)
-	k.outLines += len(c.lines) + 1
+	k.outLines += len(c.lines)
+	if c.sep {
+		k.outLines++
+	}
 	return k.full()
 }
 

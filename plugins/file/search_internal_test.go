@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"math/rand/v2"
+	"os"
+	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -117,5 +121,51 @@ func TestDFAPrefilter(t *testing.T) {
 	}
 	if newDFAProg(`x*`) != nil {
 		t.Fatal("a regexp matching the empty string gets a dfa")
+	}
+}
+
+// TestFastPathMatchesLineByLine compares the whole-file search (prefilters,
+// context taken around matches) with the line-by-line search on random
+// files, for each output mode and context setting.
+func TestFastPathMatchesLineByLine(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	words := []string{"todo", "TODO", "ToDo", "func x(ctx Context)", "ABCDEFG1", "plain", "", "K\u212a", "kk", "é"}
+	exprs := []string{"TODO", "(?i)todo", `func .*Context\)`, `[A-Z]{6,}[0-9]`, "(?i)kk", "^$", "é|plain"}
+	path := t.TempDir() + "/f.txt"
+	for i := range 3000 {
+		var sb strings.Builder
+		for range r.IntN(12) {
+			sb.WriteString(words[r.IntN(len(words))])
+			if r.IntN(5) == 0 {
+				sb.WriteString("\r")
+			}
+			sb.WriteString("\n")
+		}
+		if r.IntN(3) == 0 {
+			sb.WriteString(words[r.IntN(len(words))]) // no final newline
+		}
+		if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		expr := exprs[r.IntN(len(exprs))]
+		mode := []string{modeContent, modeFiles, modeCount}[r.IntN(3)]
+		s := &searcher{re: regexp.MustCompile(expr), mode: mode, before: r.IntN(3), after: r.IntN(3), lineNumbers: r.IntN(2) == 0}
+		if r.IntN(3) == 0 {
+			s.capLines = r.IntN(6) + 2
+		}
+		s.lit, s.fold = requiredLiteral(expr)
+		if s.fold {
+			s.foldAlts, s.folder = foldAlternates(s.lit), newFoldFinder(s.lit)
+		}
+		if len(s.lit) == 0 {
+			s.dfaProg = newDFAProg(expr)
+		}
+		w := newWorker(s)
+		fast := w.search(context.Background(), path, "f")
+		slow := w.searchStream(context.Background(), path, "f")
+		if fast.matched != slow.matched || !reflect.DeepEqual(fast.chunks, slow.chunks) {
+			t.Fatalf("case %d: %q on %q (mode %s, -B %d -A %d, cap %d):\nfast %+v\nslow %+v",
+				i, expr, sb.String(), mode, s.before, s.after, s.capLines, fast, slow)
+		}
 	}
 }
