@@ -34,6 +34,7 @@ demo: build
 
 bench: build
 	$(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -count 1 ./host/bench/ ./host/loop/ ./host/mcpclient/
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./plugins/file/
 
 # Regenerates the wire contract's Go code with the protoc plugins pinned in
 # go.mod (tool directives) and Debian's protobuf-compiler.

@@ -32,6 +32,7 @@ type searchCase struct {
 	glob   *GlobParams
 	rg     []string
 	target float64 // the ratio to stay under
+	repo   bool    // search the copy of the tree made a Git repository with ignore files
 }
 
 func searchCases() []searchCase {
@@ -62,6 +63,14 @@ func searchCases() []searchCase {
 			})
 		}
 	}
+	// Ignore files in force: the same tree as a Git repository.
+	for _, c := range slices.Clone(cases) {
+		if c.name == "Grep/literal/files_with_matches" || c.name == "Grep/regex-without-literal/count" {
+			c.name = strings.Replace(c.name, "Grep/", "Grep-gitignore/", 1)
+			c.repo = true
+			cases = append(cases, c)
+		}
+	}
 	// Glob lists at most maxGlobResults files, so **/*.go stops early;
 	// **/*.s (fewer files) walks the whole tree.
 	for _, ext := range []string{"go", "s"} {
@@ -86,6 +95,33 @@ func benchTree(b *testing.B) string {
 	return strings.TrimSpace(string(out)) + "/src"
 }
 
+// repoCopy makes a Git repository of tree for the ignore-file cases: a copy
+// of hard links (no data copied) with a .git directory, a .gitignore and an
+// info/exclude file. It returns "" where that cannot be made.
+func repoCopy(b *testing.B, tree string) string {
+	dir := b.TempDir() + "/src"
+	if err := exec.Command("cp", "-al", tree, dir).Run(); err != nil {
+		return ""
+	}
+	files := map[string]string{
+		".git/HEAD":         "ref: refs/heads/main\n",
+		".git/info/exclude": "*.syso\n",
+		".gitignore":        "testdata/\n*.s\n/cmd/internal/\n!keep.s\n",
+		"net/.gitignore":    "*_test.go\n",
+	}
+	for name, content := range files {
+		p := dir + "/" + name
+		if err := os.MkdirAll(p[:strings.LastIndex(p, "/")], 0o755); err != nil {
+			return ""
+		}
+		_ = os.Remove(p) // a hard link: never write through it
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			return ""
+		}
+	}
+	return dir
+}
+
 func median(d []time.Duration) time.Duration {
 	d = slices.Clone(d)
 	slices.Sort(d)
@@ -99,6 +135,8 @@ func BenchmarkSearch(b *testing.B) {
 	rg, rgErr := exec.LookPath("rg")
 	ws := workspace{dir: tree}
 	grep, glob := &Grep{ws: ws}, &Glob{ws: ws}
+	repo := repoCopy(b, tree)
+	repoGrep := &Grep{ws: workspace{dir: repo}}
 	ctx := context.Background()
 	type row struct {
 		name            string
@@ -111,6 +149,13 @@ func BenchmarkSearch(b *testing.B) {
 	var rows []row
 	for _, c := range searchCases() {
 		b.Run(c.name, func(b *testing.B) {
+			dir, grep := tree, grep
+			if c.repo {
+				if repo == "" {
+					b.Skip("cannot make a Git repository of the tree (cp -al)")
+				}
+				dir, grep = repo, repoGrep
+			}
 			var r row
 			for b.Loop() {
 				// The two sides take turns, so that both see the same load.
@@ -130,7 +175,7 @@ func BenchmarkSearch(b *testing.B) {
 					lines = strings.Count(res, "\n")
 					if rgErr == nil {
 						cmd := exec.Command(rg, c.rg...)
-						cmd.Dir = tree
+						cmd.Dir = dir
 						var out strings.Builder
 						cmd.Stdout = &out
 						start := time.Now()
