@@ -176,26 +176,31 @@ func (t *Grep) Call(ctx context.Context, p GrepParams) pluginsdk.Result {
 }
 
 // searchTree searches the files under root: a walker lists them in order,
-// workers (one per CPU) search them in parallel, and the results are taken
-// in the walk's order, so the output is the same as a search one file after
-// another. It stops early once head_limit is reached.
+// workers (one per CPU) search them in parallel, in batches of files that
+// come one after another, and the results are taken in the walk's order, so
+// the output is the same as a search one file after another. It stops early
+// once head_limit is reached.
 func searchTree(ctx context.Context, root string, sh shower, w *walker, s *searcher, c *collector) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	type job struct {
-		path, shown string
-		res         chan fileResult
+	type batch struct {
+		paths, shown []string
+		res          []fileResult
+		done         chan struct{}
 	}
-	jobs := make(chan job, 64)
-	order := make(chan job, 512)
+	jobs := make(chan *batch, 16)
+	order := make(chan *batch, 64)
 	var wg sync.WaitGroup
 	for range runtime.GOMAXPROCS(0) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			wk := newWorker(s)
-			for j := range jobs {
-				j.res <- wk.search(ctx, j.path, j.shown)
+			for b := range jobs {
+				for i, p := range b.paths {
+					b.res[i] = wk.search(ctx, p, b.shown[i])
+				}
+				close(b.done)
 			}
 		}()
 	}
@@ -205,38 +210,61 @@ func searchTree(ctx context.Context, root string, sh shower, w *walker, s *searc
 		defer wg.Done()
 		defer close(order)
 		defer close(jobs)
-		_ = w.walk(root, func(path, rel string) error {
-			j := job{path: path, shown: sh.show(rel), res: make(chan fileResult, 1)}
+		var cur *batch
+		send := func() error {
+			b := cur
+			cur = nil
+			b.res = make([]fileResult, len(b.paths))
 			select {
-			case order <- j:
+			case order <- b:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 			select {
-			case jobs <- j:
+			case jobs <- b:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 			return nil
+		}
+		err := w.walk(root, func(path, rel string) error {
+			if cur == nil {
+				cur = &batch{done: make(chan struct{})}
+			}
+			cur.paths = append(cur.paths, path)
+			cur.shown = append(cur.shown, sh.show(rel))
+			if len(cur.paths) == searchBatch {
+				return send()
+			}
+			return nil
 		})
+		if err == nil && cur != nil {
+			_ = send()
+		}
 	}()
 	var err error
 loop:
-	for j := range order {
+	for b := range order {
 		select {
-		case r := <-j.res:
-			if !c.add(r, j.shown) {
-				break loop
-			}
+		case <-b.done:
 		case <-ctx.Done():
 			err = ctx.Err()
 			break loop
+		}
+		for i, r := range b.res {
+			if !c.add(r, b.shown[i]) {
+				break loop
+			}
 		}
 	}
 	cancel()
 	wg.Wait()
 	return err
 }
+
+// searchBatch is how many files a worker takes at a time: enough to make
+// the hand-over cheap, few enough to keep both workers busy to the end.
+const searchBatch = 16
 
 // collector assembles the output from the files' results in order, applying
 // offset and head_limit to the output lines.
