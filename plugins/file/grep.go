@@ -205,11 +205,13 @@ func searchTree(ctx context.Context, root string, sh shower, w *walker, s *searc
 		}()
 	}
 	w.ctx = ctx
+	w.lister = startDirLister(1, &wg)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		defer close(order)
 		defer close(jobs)
+		defer close(w.lister.reqs)
 		var cur *batch
 		send := func() error {
 			b := cur

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // walker lists the regular files under a directory in a fixed order: depth
@@ -22,8 +23,57 @@ type walker struct {
 	// root, slash-separated, and its name) is listed.
 	keep func(rel, name string) bool
 
+	// lister, when not nil, reads directories ahead of the walk.
+	lister *dirLister
+
 	unreadable int      // directories that could not be read
 	segs       []string // the current path's segments under the rules' top
+}
+
+// dirListing is a directory's entries, sorted by name, and the error that
+// cut the reading short.
+type dirListing struct {
+	entries []os.DirEntry
+	err     error
+}
+
+// dirLister reads directories in the background, so that the walk finds a
+// directory's entries ready when it gets there.
+type dirLister struct {
+	reqs chan dirReq
+}
+
+type dirReq struct {
+	path string
+	res  chan dirListing
+}
+
+// startDirLister starts n readers; stop them by closing reqs.
+func startDirLister(n int, wg *sync.WaitGroup) *dirLister {
+	l := &dirLister{reqs: make(chan dirReq, 256)}
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := range l.reqs {
+				entries, err := os.ReadDir(r.path)
+				r.res <- dirListing{entries, err}
+			}
+		}()
+	}
+	return l
+}
+
+// ahead asks for path's entries to be read in the background; nil when the
+// readers are busy with enough already (the walk then reads it itself).
+func (l *dirLister) ahead(path string) chan dirListing {
+	r := dirReq{path: path, res: make(chan dirListing, 1)}
+	select {
+	case l.reqs <- r:
+		return r.res
+	default:
+		return nil
+	}
 }
 
 // walk calls visit for each file under root, in order, with its absolute
@@ -33,15 +83,25 @@ func (w *walker) walk(root string, visit func(path, rel string) error) error {
 	if w.rules != nil {
 		w.segs = append(w.segs[:0], w.rules.top...)
 	}
-	return w.dir(root, "", visit)
+	return w.dir(root, "", nil, visit)
 }
 
-func (w *walker) dir(dir, rel string, visit func(path, rel string) error) error {
+func (w *walker) dir(dir, rel string, ready chan dirListing, visit func(path, rel string) error) error {
 	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(dir) // sorted by name; on error, those read so far
-	if err != nil {
+	var l dirListing
+	if ready != nil {
+		select {
+		case l = <-ready:
+		case <-w.ctx.Done():
+			return w.ctx.Err()
+		}
+	} else {
+		l.entries, l.err = os.ReadDir(dir) // sorted by name; on error, those read so far
+	}
+	entries := l.entries
+	if l.err != nil {
 		w.unreadable++
 	}
 	if w.rules != nil {
@@ -60,7 +120,17 @@ func (w *walker) dir(dir, rel string, visit func(path, rel string) error) error 
 	}
 	depth := len(w.segs)
 	sep := string(filepath.Separator)
-	for _, e := range entries {
+	join := func(name string) string {
+		if strings.HasSuffix(dir, sep) {
+			return dir + name
+		}
+		return dir + sep + name
+	}
+	// First the entries to walk, asking for the subdirectories to be read
+	// ahead; then the walk, in order.
+	kept := make([]bool, len(entries))
+	var ahead []chan dirListing
+	for i, e := range entries {
 		name := e.Name()
 		t := e.Type()
 		if !t.IsDir() && !t.IsRegular() {
@@ -71,24 +141,39 @@ func (w *walker) dir(dir, rel string, visit func(path, rel string) error) error 
 		}
 		if w.rules != nil {
 			w.segs = append(w.segs[:depth], name)
-			ignored := w.rules.ignored(w.segs, t.IsDir())
-			if ignored {
+			if w.rules.ignored(w.segs, t.IsDir()) {
 				continue
 			}
 		}
-		path := dir + sep + name
-		if strings.HasSuffix(dir, sep) {
-			path = dir + name
+		kept[i] = true
+		if t.IsDir() && w.lister != nil {
+			if ahead == nil {
+				ahead = make([]chan dirListing, len(entries))
+			}
+			ahead[i] = w.lister.ahead(join(name))
 		}
+	}
+	for i, e := range entries {
+		if !kept[i] {
+			continue
+		}
+		name := e.Name()
+		path := join(name)
 		childRel := name
 		if rel != "" {
 			childRel = rel + sep + name
 		}
-		if t.IsDir() {
-			if err := w.dir(path, childRel, visit); err != nil {
+		if e.Type().IsDir() {
+			var ready chan dirListing
+			if ahead != nil {
+				ready = ahead[i]
+			}
+			if w.rules != nil {
+				w.segs = append(w.segs[:depth], name)
+			}
+			if err := w.dir(path, childRel, ready, visit); err != nil {
 				return err
 			}
-			w.segs = w.segs[:depth]
 			continue
 		}
 		if w.keep != nil && !w.keep(filepath.ToSlash(childRel), name) {
