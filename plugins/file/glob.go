@@ -77,7 +77,7 @@ func (t *Glob) Call(ctx context.Context, p GlobParams) pluginsdk.Result {
 	fsys := &budgetFS{FS: os.DirFS(root), ctx: ctx, left: maxGlobDirs}
 	var matches []string
 	capped := false
-	err = doublestar.GlobWalk(fsys, pattern, func(rel string, d fs.DirEntry) error {
+	collect := func(rel string, d fs.DirEntry) error {
 		if rel == "." || d.IsDir() && !p.IncludeDirs {
 			return nil
 		}
@@ -91,7 +91,12 @@ func (t *Glob) Call(ctx context.Context, p GlobParams) pluginsdk.Result {
 		}
 		matches = append(matches, shown)
 		return nil
-	}, doublestar.WithNoFollow())
+	}
+	if dir, name, ok := recursiveName(pattern); ok {
+		err = globRecursive(root, dir, name, fsys, collect)
+	} else {
+		err = doublestar.GlobWalk(fsys, pattern, collect, doublestar.WithNoFollow())
+	}
 	if ctx.Err() != nil {
 		return pluginsdk.Error("The search was cancelled.")
 	}
