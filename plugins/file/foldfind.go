@@ -91,10 +91,14 @@ func (f *foldFinder) index(hay []byte) int {
 	// j is where the first byte looked for would be; the literal starts at j-i1.
 	j := f.i1
 	last := len(hay) - n + f.i1 // the last j a whole literal fits at
-	for ; j+d+8 <= len(hay) && j <= last; j += 8 {
-		x1 := binary.LittleEndian.Uint64(hay[j:])
-		x2 := binary.LittleEndian.Uint64(hay[j+d:])
-		mask := zeroBytes((x1|f.f1)^f.m1) & zeroBytes((x2|f.f2)^f.m2)
+	m1, f1, m2, f2 := f.m1, f.f1, f.m2, f.f2
+	for end := min(len(hay)-d-8, last); j <= end; j += 8 {
+		x1 := binary.LittleEndian.Uint64(hay[j : j+8])
+		x2 := binary.LittleEndian.Uint64(hay[j+d : j+d+8])
+		mask := zeroBytes((x1|f1)^m1) & zeroBytes((x2|f2)^m2)
+		if mask == 0 {
+			continue
+		}
 		for mask != 0 {
 			k := bits.TrailingZeros64(mask) / 8
 			mask &= mask - 1
