@@ -49,6 +49,7 @@ demo: build
 
 bench: build
 	$(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -count 1 ./host/bench/ ./host/loop/ ./host/mcpclient/
+	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./plugins/file/
 	@echo "binary sizes after make build (du -k):"
 	@printf '  %-18s %6d KB\n' "$(BIN)/kosong-host" "$$(du -k $(BIN)/kosong-host | cut -f1)" "$(BIN)/" "$$(du -sk $(BIN) | cut -f1)"
 

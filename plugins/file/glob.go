@@ -29,7 +29,7 @@ const (
 type GlobParams struct {
 	Pattern     string `json:"pattern" minLength:"1" jsonschema:"The glob pattern, relative to directory: * and ? within a path segment, ** across segments, [abc] classes, {a,b} alternatives. E.g. *.go, src/**/*.ts, cmd/*/main.go."`
 	Directory   string `json:"directory,omitempty" jsonschema:"The directory to search in: absolute, or relative to the working directory (the default)."`
-	IncludeDirs bool   `json:"include_dirs,omitempty" default:"false" jsonschema:"Also list matching directories (shown with a trailing /), not only files."`
+	IncludeDirs bool   `json:"include_dirs,omitempty" default:"true" jsonschema:"List matching directories too (shown with a trailing /), as well as files. Defaults to true; false lists files only."`
 }
 
 // Glob finds files by name pattern.
@@ -77,7 +77,7 @@ func (t *Glob) Call(ctx context.Context, p GlobParams) pluginsdk.Result {
 	fsys := &budgetFS{FS: os.DirFS(root), ctx: ctx, left: maxGlobDirs}
 	var matches []string
 	capped := false
-	err = doublestar.GlobWalk(fsys, pattern, func(rel string, d fs.DirEntry) error {
+	collect := func(rel string, d fs.DirEntry) error {
 		if rel == "." || d.IsDir() && !p.IncludeDirs {
 			return nil
 		}
@@ -91,7 +91,12 @@ func (t *Glob) Call(ctx context.Context, p GlobParams) pluginsdk.Result {
 		}
 		matches = append(matches, shown)
 		return nil
-	}, doublestar.WithNoFollow())
+	}
+	if dir, name, ok := recursiveName(pattern); ok {
+		err = globRecursive(root, dir, name, fsys, collect)
+	} else {
+		err = doublestar.GlobWalk(fsys, pattern, collect, doublestar.WithNoFollow())
+	}
 	if ctx.Err() != nil {
 		return pluginsdk.Error("The search was cancelled.")
 	}

@@ -1,17 +1,15 @@
 package file
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -32,21 +30,29 @@ const defaultHeadLimit = 250
 const grepMaxLine = 1 << 20
 
 // skippedDirs are never descended into (below the search root): version
-// control metadata and installed dependencies. Grep does not read .gitignore.
-var skippedDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, ".jj": true, "node_modules": true}
+// control metadata, whatever the ignore files say.
+var skippedDirs = map[string]bool{".git": true, ".hg": true, ".svn": true, ".jj": true, ".bzr": true, ".sl": true}
+
+// dependencyDirs are installed dependencies, left out like ignored files
+// unless include_ignored is set (they are nearly always ignored anyway).
+var dependencyDirs = map[string]bool{"node_modules": true}
 
 // GrepParams are Grep's arguments.
 type GrepParams struct {
-	Pattern    string `json:"pattern" minLength:"1" jsonschema:"The regular expression to search for (Go RE2 syntax, like ripgrep's: no lookaround or backreferences). Matched line by line."`
-	Path       string `json:"path,omitempty" jsonschema:"The file or directory to search: absolute, or relative to the working directory (the default)."`
-	Glob       string `json:"glob,omitempty" jsonschema:"Only search files whose name matches this glob, e.g. *.go or *.{ts,tsx}; a glob with a / is matched against the path relative to path, e.g. src/**/*.go."`
-	OutputMode string `json:"output_mode,omitempty" default:"files_with_matches" enum:"files_with_matches,content,count" jsonschema:"files_with_matches (the default) lists the files that match; content shows the matching lines (with -A/-B/-C context and -n line numbers); count shows how many lines match in each file."`
-	After      int    `json:"-A,omitempty" minimum:"0" jsonschema:"Lines to show after each match (content mode)."`
-	Before     int    `json:"-B,omitempty" minimum:"0" jsonschema:"Lines to show before each match (content mode)."`
-	Context    int    `json:"-C,omitempty" minimum:"0" jsonschema:"Lines to show before and after each match (content mode); -A and -B override it."`
-	LineNumber bool   `json:"-n,omitempty" default:"true" jsonschema:"Show line numbers (content mode). Defaults to true."`
-	IgnoreCase bool   `json:"-i,omitempty" default:"false" jsonschema:"Match case-insensitively."`
-	HeadLimit  int    `json:"head_limit,omitempty" default:"250" minimum:"0" jsonschema:"Show at most this many results: files, counts or output lines depending on output_mode (default 250; 0 means no limit)."`
+	Pattern        string `json:"pattern" minLength:"1" jsonschema:"The regular expression to search for (Go RE2 syntax, like ripgrep's: no lookaround or backreferences). Matched line by line unless multiline is set."`
+	Path           string `json:"path,omitempty" jsonschema:"The file or directory to search: absolute, or relative to the working directory (the default)."`
+	Glob           string `json:"glob,omitempty" jsonschema:"Only search files whose name matches this glob, e.g. *.go or *.{ts,tsx}; a glob with a / is matched against the path relative to path, e.g. src/**/*.go."`
+	OutputMode     string `json:"output_mode,omitempty" default:"files_with_matches" enum:"files_with_matches,content,count" jsonschema:"files_with_matches (the default) lists the files that match; content shows the matching lines (with -A/-B/-C context and -n line numbers); count shows how many lines match in each file."`
+	After          int    `json:"-A,omitempty" minimum:"0" jsonschema:"Lines to show after each match (content mode)."`
+	Before         int    `json:"-B,omitempty" minimum:"0" jsonschema:"Lines to show before each match (content mode)."`
+	Context        int    `json:"-C,omitempty" minimum:"0" jsonschema:"Lines to show before and after each match (content mode); -A and -B override it."`
+	LineNumber     bool   `json:"-n,omitempty" default:"true" jsonschema:"Show line numbers (content mode). Defaults to true."`
+	IgnoreCase     bool   `json:"-i,omitempty" default:"false" jsonschema:"Match case-insensitively."`
+	Type           string `json:"type,omitempty" jsonschema:"Only search files of this type, as ripgrep's --type: e.g. go, py, js, ts, rust, java, c, cpp, md, yaml. Narrower and faster than glob for standard file types."`
+	HeadLimit      int    `json:"head_limit,omitempty" default:"250" minimum:"0" jsonschema:"Show at most this many results: files, counts or output lines depending on output_mode (default 250; 0 means no limit)."`
+	Offset         int    `json:"offset,omitempty" default:"0" minimum:"0" jsonschema:"Skip this many results (files, counts or output lines) before head_limit applies, to page through a long result: the next page starts at offset + head_limit."`
+	Multiline      bool   `json:"multiline,omitempty" default:"false" jsonschema:"Match across lines: the pattern sees each whole file, . matches newlines and ^/$ match at line boundaries (ripgrep's -U --multiline-dotall). Every line a match touches is a matching line."`
+	IncludeIgnored bool   `json:"include_ignored,omitempty" default:"false" jsonschema:"Also search files that .gitignore, .git/info/exclude or .ignore rules exclude, and node_modules: build outputs, dependencies. Version control directories stay skipped."`
 }
 
 // Grep searches file contents with a regular expression.
@@ -56,24 +62,6 @@ type Grep struct{ ws workspace }
 func NewGrep(env pluginsdk.Environment) (*Grep, error) {
 	ws, err := newWorkspace(env)
 	return &Grep{ws: ws}, err
-}
-
-var errHeadLimit = errors.New("head limit reached")
-
-// grepRun is one search's state.
-type grepRun struct {
-	ctx           context.Context
-	re            *regexp.Regexp
-	mode          string
-	before, after int
-	lineNumbers   bool
-	limit         int // 0: none
-
-	out        []string
-	more       bool // results beyond limit were found
-	files      int  // files with a match
-	lines      int  // matching lines
-	unreadable int
 }
 
 // Call runs the search.
@@ -101,191 +89,282 @@ func (t *Grep) Call(ctx context.Context, p GrepParams) pluginsdk.Result {
 	if glob != "" && !doublestar.ValidatePattern(glob) {
 		return pluginsdk.Error(fmt.Sprintf("Invalid glob `%s`.", p.Glob)).WithBrief("Invalid glob")
 	}
-	if p.After < 0 || p.Before < 0 || p.Context < 0 || p.HeadLimit < 0 {
-		return pluginsdk.Error("-A, -B, -C and head_limit must not be negative.").WithBrief("Invalid arguments")
+	var ofType func(string) bool
+	if p.Type != "" {
+		globs, ok := fileTypes[p.Type]
+		if !ok {
+			return pluginsdk.Error(fmt.Sprintf("Unknown type `%s`: use one of %s, or a glob.", p.Type, strings.Join(fileTypeNames(), ", "))).
+				WithBrief("Invalid type")
+		}
+		ofType = typeMatcher(globs)
 	}
-	g := &grepRun{ctx: ctx, re: re, mode: mode, before: p.Context, after: p.Context, lineNumbers: p.LineNumber, limit: p.HeadLimit}
+	if p.After < 0 || p.Before < 0 || p.Context < 0 || p.HeadLimit < 0 || p.Offset < 0 {
+		return pluginsdk.Error("-A, -B, -C, head_limit and offset must not be negative.").WithBrief("Invalid arguments")
+	}
+	s := &searcher{re: re, mode: mode, before: p.Context, after: p.Context, lineNumbers: p.LineNumber, multiline: p.Multiline}
 	if p.Before > 0 {
-		g.before = p.Before
+		s.before = p.Before
 	}
 	if p.After > 0 {
-		g.after = p.After
+		s.after = p.After
 	}
+	if p.HeadLimit > 0 {
+		s.capLines = p.Offset + p.HeadLimit + 2
+	}
+	if p.Multiline {
+		if s.re, err = regexp.Compile("(?ms)" + expr); err != nil {
+			return pluginsdk.Error(fmt.Sprintf("Invalid regular expression `%s`: %v", p.Pattern, err)).WithBrief("Invalid pattern")
+		}
+	} else {
+		s.lit, s.fold = requiredLiteral(expr)
+		if s.fold {
+			s.foldAlts = foldAlternates(s.lit)
+			s.folder = newFoldFinder(s.lit)
+		}
+		if len(s.lit) == 0 {
+			s.dfaProg = newDFAProg(expr)
+		}
+	}
+	c := &collector{mode: mode, context: s.before > 0 || s.after > 0, offset: p.Offset, limit: p.HeadLimit}
 
 	root := t.ws.abs(p.Path)
 	fi, err := os.Stat(root)
 	if err != nil {
 		return pluginsdk.Error(describeStatError(p.Path, err)).WithBrief("Path not found")
 	}
-	if fi.Mode().IsRegular() {
-		shown := p.Path
-		err = g.searchFile(root, shown)
-	} else if fi.IsDir() {
-		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				g.unreadable++
-				return nil
+	switch {
+	case fi.Mode().IsRegular():
+		c.add(newWorker(s).search(ctx, root, p.Path), p.Path)
+	case fi.IsDir():
+		w := &walker{ctx: ctx, skipDirs: skippedDirs}
+		if !p.IncludeIgnored {
+			w.skipDirs = map[string]bool{}
+			for d := range skippedDirs {
+				w.skipDirs[d] = true
 			}
-			if cerr := ctx.Err(); cerr != nil {
-				return cerr
+			for d := range dependencyDirs {
+				w.skipDirs[d] = true
 			}
-			if d.IsDir() {
-				if path != root && skippedDirs[d.Name()] {
-					return filepath.SkipDir
+			w.rules = newIgnoreRules(root)
+		}
+		if glob != "" || ofType != nil {
+			w.keep = func(rel, name string) bool {
+				if ofType != nil && !ofType(name) {
+					return false
 				}
-				return nil
+				if glob == "" {
+					return true
+				}
+				if !strings.Contains(glob, "/") {
+					return doublestar.MatchUnvalidated(glob, name)
+				}
+				return doublestar.MatchUnvalidated(glob, rel)
 			}
-			if !d.Type().IsRegular() { // symlinks are not followed
-				return nil
-			}
-			if glob != "" && !matchGlob(glob, root, path) {
-				return nil
-			}
-			return g.searchFile(path, display(p.Path, root, path))
-		})
-	} else {
+		}
+		err = searchTree(ctx, root, newShower(p.Path), w, s, c)
+		c.unreadable += w.unreadable
+	default:
 		return pluginsdk.Error(fmt.Sprintf("`%s` is not a file or directory.", p.Path)).WithBrief("Invalid path")
 	}
 	if ctx.Err() != nil {
 		return pluginsdk.Error("The search was cancelled.")
 	}
-	if err != nil && !errors.Is(err, errHeadLimit) {
+	if err != nil {
 		return pluginsdk.Error(fmt.Sprintf("Grep failed: %v", err)).WithBrief("Grep failed")
 	}
-	return g.result()
+	return c.result()
 }
 
-func matchGlob(glob, root, path string) bool {
-	if !strings.Contains(glob, "/") {
-		return doublestar.MatchUnvalidated(glob, filepath.Base(path))
+// searchTree searches the files under root: a walker lists them in order,
+// workers (one per CPU) search them in parallel, in batches of files that
+// come one after another, and the results are taken in the walk's order, so
+// the output is the same as a search one file after another. It stops early
+// once head_limit is reached.
+func searchTree(ctx context.Context, root string, sh shower, w *walker, s *searcher, c *collector) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type batch struct {
+		paths, shown []string
+		res          []fileResult
+		done         chan struct{}
 	}
-	rel, err := filepath.Rel(root, path)
-	return err == nil && doublestar.MatchUnvalidated(glob, filepath.ToSlash(rel))
-}
-
-// emit adds an output line, failing with errHeadLimit past the limit.
-func (g *grepRun) emit(line string) error {
-	if g.limit > 0 && len(g.out) >= g.limit {
-		g.more = true
-		return errHeadLimit
-	}
-	g.out = append(g.out, line)
-	return nil
-}
-
-// searchFile searches one file; binary and unreadable files are skipped.
-func (g *grepRun) searchFile(path, shown string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		g.unreadable++
-		return nil
-	}
-	defer f.Close()
-	if binary, err := sniff(f); err != nil || binary {
-		return nil
-	}
-	br := bufio.NewReaderSize(f, 64<<10)
-	type ctxLine struct {
-		n    int
-		text string
-	}
-	var ring []ctxLine // the last g.before lines
-	lastShown, afterLeft, count := 0, 0, 0
-	line := func(n int, text string, match bool) string {
-		mark := "-"
-		if match {
-			mark = ":"
-		}
-		if g.lineNumbers {
-			return fmt.Sprintf("%s%s%d%s%s", shown, mark, n, mark, text)
-		}
-		return shown + mark + text
-	}
-	for n := 1; ; n++ {
-		if n%1024 == 0 && g.ctx.Err() != nil {
-			return g.ctx.Err()
-		}
-		raw, _, err := readLine(br, grepMaxLine)
-		if len(raw) == 0 && err != nil {
-			if !errors.Is(err, io.EOF) {
-				g.unreadable++
-			}
-			break
-		}
-		raw = bytes.TrimSuffix(raw, []byte("\r"))
-		if !g.re.Match(raw) {
-			if g.mode == modeContent {
-				text := strings.ToValidUTF8(string(raw), "\uFFFD")
-				if afterLeft > 0 {
-					afterLeft--
-					lastShown = n
-					if err := g.emit(line(n, text, false)); err != nil {
-						return err
-					}
-				} else if g.before > 0 {
-					ring = append(ring, ctxLine{n, text})
-					if len(ring) > g.before {
-						ring = ring[1:]
-					}
+	jobs := make(chan *batch, 16)
+	order := make(chan *batch, 64)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wk := newWorker(s)
+			for b := range jobs {
+				for i, p := range b.paths {
+					b.res[i] = wk.search(ctx, p, b.shown[i])
 				}
+				close(b.done)
 			}
-			continue
+		}()
+	}
+	w.ctx = ctx
+	w.lister = startDirLister(1, &wg)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(order)
+		defer close(jobs)
+		defer close(w.lister.reqs)
+		var cur *batch
+		send := func() error {
+			b := cur
+			cur = nil
+			b.res = make([]fileResult, len(b.paths))
+			select {
+			case order <- b:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			select {
+			case jobs <- b:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			return nil
 		}
-		count++
-		g.lines++
-		switch g.mode {
-		case modeFiles:
-			g.files++
-			return g.emit(shown)
-		case modeContent:
-			first := n
-			if len(ring) > 0 {
-				first = ring[0].n
+		err := w.walk(root, func(path, rel string) error {
+			if cur == nil {
+				cur = &batch{done: make(chan struct{})}
 			}
-			if len(g.out) > 0 && (lastShown == 0 || first > lastShown+1) && (g.before > 0 || g.after > 0) {
-				if err := g.emit("--"); err != nil {
-					return err
-				}
+			cur.paths = append(cur.paths, path)
+			cur.shown = append(cur.shown, sh.show(rel))
+			if len(cur.paths) == searchBatch {
+				return send()
 			}
-			for _, c := range ring {
-				if err := g.emit(line(c.n, c.text, false)); err != nil {
-					return err
-				}
+			return nil
+		})
+		if err == nil && cur != nil {
+			_ = send()
+		}
+	}()
+	var err error
+loop:
+	for b := range order {
+		select {
+		case <-b.done:
+		case <-ctx.Done():
+			err = ctx.Err()
+			break loop
+		}
+		for i, r := range b.res {
+			if !c.add(r, b.shown[i]) {
+				break loop
 			}
-			ring = ring[:0]
-			if err := g.emit(line(n, strings.ToValidUTF8(string(raw), "\uFFFD"), true)); err != nil {
-				return err
-			}
-			lastShown, afterLeft = n, g.after
 		}
 	}
-	if count > 0 {
-		g.files++
-		if g.mode == modeCount {
-			return g.emit(fmt.Sprintf("%s:%d", shown, count))
-		}
-	}
-	return nil
+	cancel()
+	wg.Wait()
+	return err
 }
 
-func (g *grepRun) result() pluginsdk.Result {
-	out := strings.Join(g.out, "\n")
+// searchBatch is how many files a worker takes at a time: enough to make
+// the hand-over cheap, few enough to keep both workers busy to the end.
+const searchBatch = 16
+
+// collector assembles the output from the files' results in order, applying
+// offset and head_limit to the output lines.
+type collector struct {
+	mode          string
+	context       bool // context lines are on: groups are separated by "--"
+	offset, limit int  // limit 0: none
+
+	produced   int // output lines so far, those skipped by offset included
+	out        []string
+	more       bool // results beyond offset + limit exist
+	files      int  // files with a match
+	lines      int  // matching lines
+	unreadable int
+	tooLarge   int
+}
+
+// emit adds an output line; false means the limit is reached and the search
+// can stop.
+func (c *collector) emit(line string) bool {
+	if c.limit > 0 && c.produced >= c.offset+c.limit {
+		c.more = true
+		return false
+	}
+	if c.produced >= c.offset {
+		c.out = append(c.out, line)
+	}
+	c.produced++
+	return true
+}
+
+// add takes one file's result; false means the search can stop.
+func (c *collector) add(r fileResult, shown string) bool {
+	if r.unreadable {
+		c.unreadable++
+	}
+	if r.tooLarge {
+		c.tooLarge++
+	}
+	if r.matched == 0 {
+		return true
+	}
+	switch c.mode {
+	case modeFiles:
+		c.lines++
+		c.files++
+		return c.emit(shown)
+	case modeCount:
+		c.lines += r.matched
+		c.files++
+		return c.emit(shown + ":" + strconv.Itoa(r.matched))
+	}
+	for _, ch := range r.chunks {
+		if ch.match {
+			c.lines++
+		}
+		if ch.sep && c.context && c.produced > 0 && !c.emit("--") {
+			return false
+		}
+		for _, l := range ch.lines {
+			if !c.emit(l) {
+				return false
+			}
+		}
+	}
+	c.files++
+	return true
+}
+
+func (c *collector) result() pluginsdk.Result {
+	out := strings.Join(c.out, "\n")
 	if out != "" {
 		out += "\n"
 	}
 	var msg strings.Builder
 	switch {
-	case len(g.out) == 0:
+	case len(c.out) == 0 && c.offset > 0 && c.produced > 0:
+		fmt.Fprintf(&msg, "No results past offset %d: the search has %s.", c.offset, plural(c.produced, "result", "results"))
+	case len(c.out) == 0:
 		msg.WriteString("No matches found.")
-	case g.more:
-		fmt.Fprintf(&msg, "Showing the first %d results (head_limit); more exist: narrow the search (path, glob, pattern) or raise head_limit.", g.limit)
-	case g.mode == modeContent, g.mode == modeCount:
-		fmt.Fprintf(&msg, "Found %s in %s.", plural(g.lines, "matching line", "matching lines"), plural(g.files, "file", "files"))
+	case c.more && c.offset > 0:
+		fmt.Fprintf(&msg, "Showing results %d to %d (offset, head_limit); more exist: use offset=%d for the next page, or narrow the search (path, glob, type, pattern).",
+			c.offset+1, c.offset+len(c.out), c.offset+len(c.out))
+	case c.more:
+		fmt.Fprintf(&msg, "Showing the first %d results (head_limit); more exist: narrow the search (path, glob, pattern) or raise head_limit.", c.limit)
+	case c.mode == modeContent, c.mode == modeCount:
+		fmt.Fprintf(&msg, "Found %s in %s.", plural(c.lines, "matching line", "matching lines"), plural(c.files, "file", "files"))
 	default:
-		fmt.Fprintf(&msg, "Found %s.", plural(g.files, "matching file", "matching files"))
+		fmt.Fprintf(&msg, "Found %s.", plural(c.files, "matching file", "matching files"))
 	}
-	if g.unreadable > 0 {
-		fmt.Fprintf(&msg, " %s could not be read.", plural(g.unreadable, "file or directory", "files or directories"))
+	if c.offset > 0 && len(c.out) > 0 && !c.more {
+		fmt.Fprintf(&msg, " Results %d to %d are shown (offset %d).", c.offset+1, c.offset+len(c.out), c.offset)
 	}
-	return pluginsdk.Ok(out).WithMessage(msg.String()).WithBrief(plural(g.files, "file", "files"))
+	if c.unreadable > 0 {
+		fmt.Fprintf(&msg, " %s could not be read.", plural(c.unreadable, "file or directory", "files or directories"))
+	}
+	if c.tooLarge > 0 {
+		fmt.Fprintf(&msg, " %s larger than %d MiB not searched (multiline).", plural(c.tooLarge, "file", "files"), maxMultilineFile>>20)
+	}
+	return pluginsdk.Ok(out).WithMessage(msg.String()).WithBrief(plural(c.files, "file", "files"))
 }
