@@ -230,7 +230,7 @@ func TestRunStreamJSONAndSession(t *testing.T) {
 			stateDir = ev.StateDir
 		}
 	}
-	if !slices.Equal(types, []string{"session", "step_start", "text", "turn_end"}) {
+	if !slices.Equal(types, []string{"session", "step_start", "text", "stop", "turn_end"}) {
 		t.Fatalf("events %v", types)
 	}
 	// The history was saved after the turn, with the rendered system

@@ -292,18 +292,20 @@ func TestStreamJSON(t *testing.T) {
 		{"type": "approval", "tool_call_id": "c1", "tool": "Run", "action": "run command", "description": "ls", "approved": true, "answer": "user", "for_session": false},
 		{"type": "tool_result", "step": 1.0, "id": "c1", "name": "Run", "status": "ok", "is_error": false, "brief": "ran ls", "output": "ran ls", "repeat": 1.0},
 		{"type": "usage", "step": 1.0, "input_tokens": 10.0, "output_tokens": 5.0},
+		{"type": "stop", "step": 1.0, "stop_reason": "tool_use"},
 		{"type": "step_start", "step": 2.0, "attempt": 1.0},
 		{"type": "text", "step": 2.0, "text": "Done."},
 		{"type": "usage", "step": 2.0, "input_tokens": 20.0, "output_tokens": 2.0},
+		{"type": "stop", "step": 2.0, "stop_reason": "end_turn"},
 		{"type": "turn_end", "steps": 2.0, "reason": "done", "usage": map[string]any{"input_tokens": 30.0, "output_tokens": 7.0}},
 	}
-	// The usage event may come before or after the approval and the tool
-	// result (the tool runs while the stream goes on): move each step's
-	// usage to the step's end to compare in a canonical order.
+	// The usage and stop events may come before or after the approval and
+	// the tool result (the tool runs while the stream goes on): move them to
+	// the step's end to compare in a canonical order.
 	var ordered, usages []map[string]any
 	for _, ev := range folded {
 		switch ev["type"] {
-		case "usage":
+		case "usage", "stop":
 			usages = append(usages, ev)
 			continue
 		case "step_start", "turn_end":
