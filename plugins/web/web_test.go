@@ -28,6 +28,13 @@ const page = `<!DOCTYPE html>
 
 // testServer serves the cases FetchURL is tested against.
 func testServer(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(testMux())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// testMux serves the cases FetchURL is tested against.
+func testMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -69,18 +76,19 @@ func testServer(t *testing.T) *httptest.Server {
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done() // answers only when the client gives up
 	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
+	return mux
 }
 
 func newHarness(t *testing.T, o options, opts plugintest.Options) *plugintest.Harness {
 	return plugintest.New(t, opts, newDefinitions(o)...)
 }
 
+// allowLocal lets FetchURL reach the test servers on 127.0.0.1.
+var allowLocal = plugintest.Options{Configs: map[string]string{"FetchURL": `{"allow_private_addresses": true}`}}
+
 func TestFetchURL(t *testing.T) {
 	srv := testServer(t)
-	h := newHarness(t, options{client: newClient(5 * time.Second), maxBytes: 4096}, plugintest.Options{})
+	h := newHarness(t, options{client: newClient(5 * time.Second), maxBytes: 4096}, allowLocal)
 	tests := []struct {
 		name     string
 		url      string
@@ -131,7 +139,7 @@ func TestFetchURL(t *testing.T) {
 
 func TestFetchURLTimeout(t *testing.T) {
 	srv := testServer(t)
-	h := newHarness(t, options{client: newClient(100 * time.Millisecond), maxBytes: 4096}, plugintest.Options{})
+	h := newHarness(t, options{client: newClient(100 * time.Millisecond), maxBytes: 4096}, allowLocal)
 	got := h.Call(t, "FetchURL", fmt.Sprintf(`{"url": %q}`, srv.URL+"/slow"))
 	if got.Kind != pluginsdk.KindError || got.Message != fmt.Sprintf("Fetching %s/slow timed out after 100ms.", srv.URL) {
 		t.Fatalf("got %+v", got)
