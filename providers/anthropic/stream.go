@@ -168,6 +168,10 @@ func (s *stream) stop(b *block) {
 	b.stopped = true
 	switch b.typ {
 	case "tool_use":
+		if strings.TrimSpace(b.name) == "" {
+			s.fail(s.p.newError(providers.ErrServer, 0, fmt.Errorf("protocol error: tool_use content block %d has no name", b.index)))
+			return
+		}
 		args := b.input.String()
 		if strings.TrimSpace(args) == "" {
 			args = b.startInput
@@ -220,6 +224,9 @@ func (s *stream) end() {
 	slices.SortFunc(open, func(a, b *block) int { return int(a.index - b.index) })
 	for _, b := range open {
 		s.stop(b)
+	}
+	if s.Err != nil {
+		return
 	}
 	if !s.sawText && s.calls == 0 {
 		s.Err = s.p.newError(providers.ErrEmptyResponse, 0, errors.New("the model returned no text and no tool call"))
