@@ -99,7 +99,6 @@ func checkStream(t *testing.T, p providers.ChatProvider, data string) {
 	}
 }
 
-
 // streamBody streams a response whose body is body.
 func streamBody(t *testing.T, body string) streamtest.Result {
 	t.Helper()
