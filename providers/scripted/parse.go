@@ -195,7 +195,7 @@ func (p parser) toolCall(n *yaml.Node, where string) (providers.ToolCall, error)
 				// billion laughs (an alias of aliases of aliases...).
 				var probe any
 				if err := v.Decode(&probe); err != nil {
-					return p.errorf(v, field, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+					return p.errorf(v, field, "%s", strings.Join(strings.Fields(strings.TrimPrefix(err.Error(), "yaml: ")), " "))
 				}
 				var b bytes.Buffer
 				if err := p.toJSON(&b, v, field); err != nil {

@@ -95,3 +95,12 @@ func TestBillionLaughs(t *testing.T) {
 		t.Fatalf("took %v", d)
 	}
 }
+
+// TestDuplicateArgumentKey: a key given twice in a tool call's arguments
+// is an error on one line (found by FuzzParseScript).
+func TestDuplicateArgumentKey(t *testing.T) {
+	_, err := parse("s.yaml", []byte("turns:\n  - tool_calls: [{name: X, arguments: {e: 1, e: 2}}]\n"))
+	if err == nil || err.Error() != `script s.yaml: line 2: turns[0].tool_calls[0].arguments: unmarshal errors: line 2: mapping key "e" already defined at line 2` {
+		t.Fatalf("err = %v", err)
+	}
+}
