@@ -53,6 +53,24 @@ bench: build
 	@echo "binary sizes after make build (du -k):"
 	@printf '  %-18s %6d KB\n' "$(BIN)/kosong-host" "$$(du -k $(BIN)/kosong-host | cut -f1)" "$(BIN)/" "$$(du -sk $(BIN) | cut -f1)"
 
+# Runs each fuzz target for FUZZTIME, one after the other (go test -fuzz takes
+# one package and one target). A failing input is written to the package's
+# testdata/fuzz/TARGET/, where plain `go test` runs it from then on.
+FUZZTIME ?= 20s
+FUZZ := host/spec:FuzzParseAgentSpec host/spec:FuzzLoadMCPConfig \
+	host/toolset:FuzzValidateArguments host/toolset:FuzzCompileSchema \
+	host/session:FuzzLoadHistory providers/scripted:FuzzParseScript \
+	providers/openaicompat:FuzzStream providers/anthropic:FuzzStream providers/google:FuzzStream
+
+.PHONY: fuzz
+fuzz:
+	@failed=""; for t in $(FUZZ); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "$(GO) test -run '^$$' -fuzz '^$$name\$$' -fuzztime $(FUZZTIME) ./$$pkg"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 10s ./$$pkg || failed="$$failed $$t"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: failed:$$failed"; exit 1; fi
+
 # Regenerates the wire contract's Go code with the protoc plugins pinned in
 # go.mod (tool directives) and Debian's protobuf-compiler.
 proto:

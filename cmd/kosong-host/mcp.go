@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"runtime/debug"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,6 +28,7 @@ func newMCPServeCmd(g *globals) *cobra.Command {
 		httpAddr    string
 		allowRemote bool
 		yolo        bool
+		tokenEnv    string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -38,13 +40,36 @@ Over stdio by default (stdout carries the protocol; logs go to stderr), or
 over streamable HTTP at http://ADDR/mcp with --http ADDR. ADDR must be a
 loopback address (127.0.0.1:PORT, localhost:PORT, [::1]:PORT) unless
 --allow-remote is given: the tools may run commands and edit files.
+Every HTTP request must carry "Authorization: Bearer TOKEN" (401 otherwise):
+the token is generated at start and printed on stderr, or read from the
+environment variable named by --token-env (at least 16 characters).
 
 Approvals the tools ask for are asked of the MCP client through elicitation
 when it supports it (approve, approve for session, reject with feedback);
-a client that does not gets them rejected. --yolo approves everything
-without asking. Tool failures and rejections are isError results.`,
+for a client that does not, the call is not run and its result says that
+approvals need elicitation or --yolo. --yolo approves everything without
+asking. Tool failures and rejections are isError results.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var token string
+			switch {
+			case httpAddr == "" && tokenEnv != "":
+				return exitCode(2, fmt.Errorf("--token-env is for --http: over stdio there is no token"))
+			case httpAddr == "":
+			case tokenEnv != "":
+				token = os.Getenv(tokenEnv)
+				if token == "" {
+					return exitCode(2, fmt.Errorf("--token-env %s: the variable is not set or empty", tokenEnv))
+				}
+				if err := mcpserver.CheckToken(token); err != nil {
+					return exitCode(2, fmt.Errorf("--token-env %s: %v", tokenEnv, err))
+				}
+			default:
+				var err error
+				if token, err = mcpserver.NewToken(); err != nil {
+					return exitCode(1, err)
+				}
+			}
 			if httpAddr != "" {
 				if err := mcpserver.CheckAddr(httpAddr, allowRemote); err != nil {
 					return exitCode(2, err)
@@ -66,7 +91,12 @@ without asking. Tool failures and rejections are isError results.`,
 					return exitCode(2, err)
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "kosong-host: serving the tools of agent %q over MCP at http://%s%s\n", a.Spec.Name, ln.Addr(), mcpserver.Path)
-				if err := srv.ServeHTTP(ctx, ln); err != nil {
+				if tokenEnv != "" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "kosong-host: clients must send the header: Authorization: Bearer $%s\n", tokenEnv)
+				} else {
+					fmt.Fprintf(cmd.ErrOrStderr(), "kosong-host: clients must send the header: Authorization: Bearer %s\n", token)
+				}
+				if err := srv.ServeHTTP(ctx, ln, token); err != nil {
 					return exitCode(1, fmt.Errorf("mcp serve: %w", err))
 				}
 				return nil
@@ -77,6 +107,7 @@ without asking. Tool failures and rejections are isError results.`,
 	fl.StringVar(&httpAddr, "http", "", "serve streamable HTTP on ADDR (e.g. 127.0.0.1:8080) instead of stdio")
 	fl.BoolVar(&allowRemote, "allow-remote", false, "allow a non-loopback --http address")
 	fl.BoolVar(&yolo, "yolo", false, "approve every action without asking")
+	fl.StringVar(&tokenEnv, "token-env", "", "with --http, read the bearer token clients must send from the environment variable VAR (default: a generated token, printed on stderr)")
 	return cmd
 }
 

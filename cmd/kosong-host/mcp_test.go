@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kosong-host/kosong-host/host/mcpserver"
 	"github.com/kosong-host/kosong-host/host/testbin"
 )
 
@@ -158,9 +160,10 @@ func TestMCPServeApprovals(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"agent.yaml": strings.Replace(echoAgent, `["echo:Echo"]`, `["echo:Echo", "shell:Shell"]`, 1), "s.md": "hi"})
 	shell := map[string]any{"command": "echo approved"}
 
-	// A client without elicitation: rejected with the reference text.
+	// A client without elicitation: not run, and told why.
 	cs := serveMCP(t, dir, nil)
-	if got, isError := callMCP(t, cs, "Shell", shell); !isError || got != rejectedText {
+	if got, isError := callMCP(t, cs, "Shell", shell); !isError || got != mcpserver.NoElicitationMessage ||
+		!strings.Contains(got, "--yolo") || !strings.Contains(got, "elicitation") {
 		t.Fatalf("no elicitation: %v %q", isError, got)
 	}
 	// A client with elicitation is asked.
@@ -187,9 +190,13 @@ func TestMCPServeApprovals(t *testing.T) {
 	}
 }
 
-func TestMCPServeHTTP(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"agent.yaml": echoAgent, "s.md": "hi"})
-	cmd := hostCmd(t, dir, "mcp", "serve", "--http", "127.0.0.1:0")
+// serveMCPHTTP starts `kosong-host mcp serve --http 127.0.0.1:0 ARGS` in dir
+// with the extra environment and returns the endpoint and the header line
+// it printed; the server is stopped with SIGTERM at cleanup.
+func serveMCPHTTP(t *testing.T, dir string, env []string, args ...string) (endpoint, header string) {
+	t.Helper()
+	cmd := hostCmd(t, dir, append([]string{"mcp", "serve", "--http", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(cmd.Env, env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +205,7 @@ func TestMCPServeHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
-	defer func() {
+	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case err := <-exited:
@@ -209,18 +216,76 @@ func TestMCPServeHTTP(t *testing.T) {
 			_ = cmd.Process.Kill()
 			t.Error("mcp serve --http did not stop on SIGTERM")
 		}
-	}()
-	line, err := bufio.NewReader(stderr).ReadString('\n')
+	})
+	r := bufio.NewReader(stderr)
+	line, err := r.ReadString('\n')
 	if err != nil {
-		t.Fatalf("read the URL: %v", err)
+		_ = cmd.Process.Kill()
+		exited <- cmd.Wait()
+		t.Fatalf("read the URL: %v (%q)", err, line)
 	}
-	go func() { _, _ = bufio.NewReader(stderr).WriteTo(new(bytes.Buffer)); exited <- cmd.Wait() }()
+	header, err = r.ReadString('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		exited <- cmd.Wait()
+		t.Fatalf("read the token line: %v (%q)", err, header)
+	}
+	go func() { _, _ = r.WriteTo(new(bytes.Buffer)); exited <- cmd.Wait() }()
 	i := strings.Index(line, "http://")
 	if i < 0 || !strings.Contains(line, `agent "t"`) {
 		t.Fatalf("stderr: %q", line)
 	}
-	url := strings.TrimSpace(line[i:])
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	return strings.TrimSpace(line[i:]), strings.TrimSpace(header)
+}
+
+// bearerTransport sends its token with every request.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// postStatus posts an MCP initialize request with the Authorization header
+// (none if empty) and returns the HTTP status.
+func postStatus(t *testing.T, endpoint, authorization string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestMCPServeHTTP: the server prints a generated bearer token and refuses
+// requests without it or with another (401); a client with it calls tools.
+func TestMCPServeHTTP(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"agent.yaml": echoAgent, "s.md": "hi"})
+	url, header := serveMCPHTTP(t, dir, nil)
+	token, ok := strings.CutPrefix(header, "kosong-host: clients must send the header: Authorization: Bearer ")
+	if !ok || len(token) != 43 {
+		t.Fatalf("token line %q", header)
+	}
+	for _, auth := range []string{"", "Bearer " + strings.Repeat("x", 43), "Bearer " + token[:42], "Basic " + token} {
+		if got := postStatus(t, url, auth); got != http.StatusUnauthorized {
+			t.Errorf("Authorization %q: status %d, want 401", auth, got)
+		}
+	}
+	if _, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil); err == nil {
+		t.Fatal("a client without the token connected")
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearerTransport{token}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,8 +295,29 @@ func TestMCPServeHTTP(t *testing.T) {
 	}
 }
 
+// TestMCPServeHTTPTokenEnv: --token-env names the variable holding the
+// token, which is then not printed.
+func TestMCPServeHTTPTokenEnv(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"agent.yaml": echoAgent, "s.md": "hi"})
+	const token = "a-token-chosen-by-the-user"
+	url, header := serveMCPHTTP(t, dir, []string{"KOSONG_TEST_MCP_TOKEN=" + token}, "--token-env", "KOSONG_TEST_MCP_TOKEN")
+	if header != "kosong-host: clients must send the header: Authorization: Bearer $KOSONG_TEST_MCP_TOKEN" {
+		t.Fatalf("token line %q", header)
+	}
+	if got := postStatus(t, url, ""); got != http.StatusUnauthorized {
+		t.Errorf("no token: status %d, want 401", got)
+	}
+	if got := postStatus(t, url, "Bearer a-token-chosen-by-the-usex"); got != http.StatusUnauthorized {
+		t.Errorf("wrong token: status %d, want 401", got)
+	}
+	if got := postStatus(t, url, "Bearer "+token); got != http.StatusOK {
+		t.Errorf("token: status %d, want 200", got)
+	}
+}
+
 func TestMCPServeErrors(t *testing.T) {
 	server := mcpTestServer(t)
+	t.Setenv("KOSONG_TEST_SHORT_TOKEN", "short")
 	tests := []struct {
 		name  string
 		files map[string]string
@@ -239,6 +325,9 @@ func TestMCPServeErrors(t *testing.T) {
 		want  string
 	}{
 		{"remote address", nil, []string{"--http", "0.0.0.0:0"}, "--http 0.0.0.0:0 is not a loopback address: serving the agent's tools to other machines needs --allow-remote"},
+		{"token variable not set", nil, []string{"--http", "127.0.0.1:0", "--token-env", "KOSONG_TEST_NO_SUCH_TOKEN"}, "--token-env KOSONG_TEST_NO_SUCH_TOKEN: the variable is not set or empty"},
+		{"token too short", nil, []string{"--http", "127.0.0.1:0", "--token-env", "KOSONG_TEST_SHORT_TOKEN"}, "--token-env KOSONG_TEST_SHORT_TOKEN: the bearer token is 5 characters long, shorter than 16"},
+		{"token over stdio", nil, []string{"--token-env", "KOSONG_TEST_SHORT_TOKEN"}, "--token-env is for --http: over stdio there is no token"},
 		{"bad config file", map[string]string{"bad.json": `{"mcpServers": [`}, []string{"--mcp-config-file", "bad.json"}, "Invalid JSON in MCP config file: "},
 		{"server defined twice", map[string]string{"dup.json": `{"mcpServers": {"test": {"command": "x"}}}`}, []string{"--mcp-config-file", "dup.json"}, `MCP server "test" is also defined at `},
 		{"tool name clash", map[string]string{"clash.json": fmt.Sprintf(`{"mcpServers": {"other": {"command": %q, "prefix": false, "enabled_tools": ["echo"]}, "more": {"command": %q, "prefix": false, "enabled_tools": ["echo"]}}}`, server, server)},

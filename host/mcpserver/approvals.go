@@ -29,8 +29,8 @@ var ApprovalSchema = json.RawMessage(`{"type":"object","properties":{` +
 // MCP. With yolo, every action is approved. Otherwise a client that
 // supports elicitation is asked (approve, approve for session — remembered
 // per MCP session and action —, or reject with optional feedback; declining
-// or cancelling the form rejects); a client that does not gets a plain
-// rejection (the reference text).
+// or cancelling the form rejects); for a client that does not, the action
+// is not done and the result says so (NoElicitationMessage).
 type Approvals struct {
 	yolo bool
 
@@ -42,7 +42,14 @@ type Approvals struct {
 type call struct {
 	ctx     context.Context
 	session *mcp.ServerSession
+	unasked bool // an approval was refused because the client cannot be asked
 }
+
+// NoElicitationMessage is the result of a call whose approval could not be
+// asked: the client does not support elicitation.
+const NoElicitationMessage = "The tool call needs the user's approval, and this MCP client cannot ask for it " +
+	"(it does not support elicitation), so it was not run. Use an MCP client that supports elicitation, " +
+	"or start `kosong-host mcp serve` with --yolo to approve every action."
 
 // NewApprovals returns the decider to load the agent with.
 func NewApprovals(yolo bool) *Approvals {
@@ -55,10 +62,14 @@ func (a *Approvals) begin(ctx context.Context, id string, ss *mcp.ServerSession)
 	a.calls[id] = &call{ctx: ctx, session: ss}
 }
 
-func (a *Approvals) end(id string) {
+// end forgets the call and reports whether an approval was refused because
+// the client cannot be asked.
+func (a *Approvals) end(id string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	c := a.calls[id]
 	delete(a.calls, id)
+	return c != nil && c.unasked
 }
 
 // Decide answers a request of a tool call served over MCP.
@@ -69,14 +80,18 @@ func (a *Approvals) Decide(ctx context.Context, req approval.Request) (approval.
 	a.mu.Lock()
 	c := a.calls[req.ToolCallID]
 	approved := c != nil && a.sessions[c.session][req.Action]
+	unasked := c != nil && !approved && !canElicit(c.session)
+	if unasked {
+		c.unasked = true
+	}
 	a.mu.Unlock()
 	switch {
 	case c == nil:
 		return approval.Decision{}, fmt.Errorf("approval requested with no MCP tool call in progress (tool call id %q)", req.ToolCallID)
 	case approved:
 		return approval.Decision{Approved: true}, nil
-	case !canElicit(c.session):
-		return approval.Decision{}, nil
+	case unasked:
+		return approval.Decision{Feedback: NoElicitationMessage}, nil
 	}
 	// Stop asking when the MCP call ends, as well as when the tool stops.
 	ctx, cancel := context.WithCancel(ctx)

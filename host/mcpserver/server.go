@@ -15,6 +15,8 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -26,6 +28,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kosong-host/kosong-host/host/toolset"
@@ -152,20 +155,60 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	return err
 }
 
-// Handler serves streamable HTTP (any number of clients), with the go-sdk's
-// DNS rebinding protection and cross-origin protection.
-func (s *Server) Handler() http.Handler {
+// Handler serves streamable HTTP (any number of clients) to clients that
+// send "Authorization: Bearer TOKEN", with the go-sdk's DNS rebinding
+// protection and cross-origin protection. A request without the token, or
+// with another, gets 401 Unauthorized; an empty token lets no request in.
+func (s *Server) Handler(token string) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, nil)
-	return http.NewCrossOriginProtection().Handler(h)
+	verify := func(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
+		if token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: "bearer"}, nil
+	}
+	authed := auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
+	challenge := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="kosong-host"`)
+		authed.ServeHTTP(w, r)
+	})
+	return http.NewCrossOriginProtection().Handler(challenge)
+}
+
+// NewToken returns a random bearer token (256 bits, base64url).
+func NewToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generate a bearer token: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+// MinTokenLength is the length a chosen bearer token must have at least.
+const MinTokenLength = 16
+
+// CheckToken refuses a bearer token too short to guess-proof the server.
+func CheckToken(token string) error {
+	if len(token) < MinTokenLength {
+		return fmt.Errorf("the bearer token is %d characters long, shorter than %d", len(token), MinTokenLength)
+	}
+	if strings.ContainsAny(token, " \t\r\n") {
+		return errors.New("the bearer token contains white space")
+	}
+	return nil
 }
 
 // Path is where ServeHTTP serves the MCP endpoint.
 const Path = "/mcp"
 
-// ServeHTTP serves streamable HTTP at Path on ln until ctx is done.
-func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener) error {
+// ServeHTTP serves streamable HTTP at Path on ln, to clients that send the
+// bearer token, until ctx is done.
+func (s *Server) ServeHTTP(ctx context.Context, ln net.Listener, token string) error {
+	if err := CheckToken(token); err != nil {
+		return err
+	}
 	mux := http.NewServeMux()
-	mux.Handle(Path, s.Handler())
+	mux.Handle(Path, s.Handler(token))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	stopped := make(chan struct{})
 	go func() {
@@ -204,7 +247,6 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		id := fmt.Sprintf("mcp-%d", s.seq.Add(1))
 		if s.approvals != nil {
 			s.approvals.begin(ctx, id, req.Session)
-			defer s.approvals.end(id)
 		}
 		if token := req.Params.GetProgressToken(); token != nil {
 			// Progress of an MCP tool goes on to our client.
@@ -216,6 +258,10 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		args := string(req.Params.Arguments)
 		start := time.Now()
 		r := s.ts.Handle(ctx, providers.ToolCall{ID: id, Name: name, Arguments: args}).Result()
+		if s.approvals != nil && s.approvals.end(id) && r.Kind == toolset.Rejected {
+			// Not the user's answer: nobody could be asked.
+			r.Message, r.Brief = NoElicitationMessage, "Approval unavailable"
+		}
 		s.logger.Debug("MCP tool call", "tool", name, "id", id, "duration", time.Since(start), "error", r.IsError())
 		return Result(r), nil
 	}

@@ -3,7 +3,11 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
@@ -244,7 +248,7 @@ func TestApprovals(t *testing.T) {
 		want    []string // content of each call; "" = approved
 		asked   int
 	}{
-		{"no elicitation: rejected", false, false, []answer{{}}, []string{rejected}, 0},
+		{"no elicitation: not run, says why", false, false, []answer{{}}, []string{mcpserver.NoElicitationMessage}, 0},
 		{"no elicitation, yolo", true, false, []answer{{}}, []string{""}, 0},
 		{"yolo does not ask", true, true, []answer{{}}, []string{""}, 0},
 		{"approve", false, true, []answer{{"accept", map[string]any{"decision": "approve"}}, {"accept", map[string]any{"decision": "reject"}}},
@@ -348,7 +352,11 @@ func TestHTTPAndProgress(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- srv.ServeHTTP(ctx, ln) }()
+	token, err := mcpserver.NewToken()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { served <- srv.ServeHTTP(ctx, ln, token) }()
 	defer func() {
 		cancel()
 		if err := <-served; err != nil {
@@ -364,7 +372,8 @@ func TestHTTPAndProgress(t *testing.T) {
 			progress = append(progress, req.Params.Progress)
 			mu.Unlock()
 		}})
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + mcpserver.Path}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + mcpserver.Path,
+		HTTPClient: &http.Client{Transport: bearer{token}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,5 +393,101 @@ func TestHTTPAndProgress(t *testing.T) {
 	defer mu.Unlock()
 	if len(progress) < 3 || progress[0] != 0 || progress[2] != 2 {
 		t.Fatalf("progress %v", progress)
+	}
+}
+
+// bearer sends its token with every request.
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestHTTPToken: a request without the bearer token, or with another, is
+// refused before the MCP handler sees it; the Host and Origin checks stay.
+func TestHTTPToken(t *testing.T) {
+	const token = "0123456789abcdef-token"
+	srv := httptest.NewServer(mcpserver.New(tools(t, nil), nil, mcpserver.Options{}).Handler(token))
+	t.Cleanup(srv.Close)
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	tests := []struct {
+		name    string
+		headers map[string]string
+		status  int
+	}{
+		{"no token", nil, http.StatusUnauthorized},
+		{"wrong token", map[string]string{"Authorization": "Bearer 0123456789abcdef-other"}, http.StatusUnauthorized},
+		{"token prefix", map[string]string{"Authorization": "Bearer 0123456789abcdef"}, http.StatusUnauthorized},
+		{"not bearer", map[string]string{"Authorization": "Basic " + token}, http.StatusUnauthorized},
+		{"token", map[string]string{"Authorization": "Bearer " + token}, http.StatusOK},
+		{"token, foreign Host", map[string]string{"Authorization": "Bearer " + token, "Host": "evil.example"}, http.StatusForbidden},
+		{"token, cross-origin", map[string]string{"Authorization": "Bearer " + token, "Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"}, http.StatusForbidden},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(initialize))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			for k, v := range tt.headers {
+				if k == "Host" {
+					req.Host = v
+				} else {
+					req.Header.Set(k, v)
+				}
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tt.status {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, body)
+			}
+			if tt.status == http.StatusUnauthorized && resp.Header.Get("WWW-Authenticate") != `Bearer realm="kosong-host"` {
+				t.Fatalf("WWW-Authenticate %q", resp.Header.Get("WWW-Authenticate"))
+			}
+		})
+	}
+	if h := mcpserver.New(tools(t, nil), nil, mcpserver.Options{}).Handler(""); h != nil {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(initialize))
+		req.Header.Set("Authorization", "Bearer ")
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusUnauthorized {
+			t.Fatalf("empty token: status %d", rec.Code)
+		}
+	}
+}
+
+func TestCheckToken(t *testing.T) {
+	tok, err := mcpserver.NewToken()
+	if err != nil || len(tok) != 43 || mcpserver.CheckToken(tok) != nil {
+		t.Fatalf("NewToken = %q, %v", tok, err)
+	}
+	if other, _ := mcpserver.NewToken(); other == tok {
+		t.Fatal("two tokens are equal")
+	}
+	tests := []struct{ token, err string }{
+		{"short", "the bearer token is 5 characters long, shorter than 16"},
+		{"0123456789abcdef ghi", "the bearer token contains white space"},
+		{"0123456789abcdef", ""},
+	}
+	for _, tt := range tests {
+		err := mcpserver.CheckToken(tt.token)
+		if fmt.Sprint(err) != tt.err && !(err == nil && tt.err == "") {
+			t.Errorf("%q: %v, want %q", tt.token, err, tt.err)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if err := mcpserver.New(tools(t, nil), nil, mcpserver.Options{}).ServeHTTP(context.Background(), ln, ""); err == nil ||
+		err.Error() != "the bearer token is 0 characters long, shorter than 16" {
+		t.Fatalf("ServeHTTP without a token: %v", err)
 	}
 }

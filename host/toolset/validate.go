@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -50,7 +51,132 @@ func compileSchema(tool string, raw []byte) (*argsSchema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %s: parameters schema: %s", tool, oneLine(err.Error()))
 	}
+	var doc any
+	_ = json.Unmarshal(raw, &doc)
+	if loc := selfApplying(doc); loc != "" {
+		// The library would recurse until the stack overflows, which no
+		// recover catches.
+		return nil, fmt.Errorf("tool %s: parameters schema: the schema at %s applies itself to the same value "+
+			"($ref through allOf, anyOf, oneOf, not, if, then or else without a nested property or item), so no value can be validated", tool, loc)
+	}
 	return &argsSchema{resolved: rs, defaults: propertiesHaveDefaults(&s)}, nil
+}
+
+// selfApplying returns the location (a JSON pointer) of a schema of doc
+// that applies itself, through $ref, $dynamicRef and the in-place keywords,
+// to the value it validates, or "" when there is none. References are
+// resolved within the document: "#", "#/pointer" and "#anchor" against
+// the nearest enclosing $id (or the root), and $id values; others (remote
+// documents) are not followed.
+func selfApplying(doc any) string {
+	type node struct {
+		obj  map[string]any
+		base string // location of its resource: the nearest $id, or the root
+	}
+	nodes := map[string]node{}
+	ids := map[string]string{} // $id value -> location
+	var index func(v any, loc, base string)
+	index = func(v any, loc, base string) {
+		switch v := v.(type) {
+		case map[string]any:
+			if id, ok := v["$id"].(string); ok && loc != "#" && !strings.HasPrefix(id, "#") {
+				base = loc
+			}
+			if id, ok := v["$id"].(string); ok {
+				ids[id] = loc
+			}
+			nodes[loc] = node{obj: v, base: base}
+			for k, c := range v {
+				index(c, loc+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(k), base)
+			}
+		case []any:
+			for i, c := range v {
+				index(c, loc+"/"+strconv.Itoa(i), base)
+			}
+		}
+	}
+	index(doc, "#", "#") // locations are "#" and JSON pointers after it
+	resolve := func(ref, base string) (string, bool) {
+		frag, isFrag := strings.CutPrefix(ref, "#")
+		if !isFrag {
+			loc, ok := ids[ref]
+			return loc, ok
+		}
+		if unescaped, err := url.PathUnescape(frag); err == nil {
+			frag = unescaped
+		}
+		if frag == "" || strings.HasPrefix(frag, "/") {
+			_, ok := nodes[base+frag]
+			return base + frag, ok
+		}
+		for loc, n := range nodes {
+			if n.base == base && (n.obj["$anchor"] == frag || n.obj["$dynamicAnchor"] == frag || n.obj["$id"] == "#"+frag) {
+				return loc, true
+			}
+		}
+		return "", false
+	}
+	// in-place: the schemas that apply to the same value as the one at loc.
+	inPlace := func(loc string) []string {
+		n := nodes[loc]
+		var out []string
+		for _, k := range []string{"$ref", "$dynamicRef"} {
+			if ref, ok := n.obj[k].(string); ok {
+				if target, ok := resolve(ref, n.base); ok {
+					out = append(out, target)
+				}
+			}
+		}
+		for _, k := range []string{"allOf", "anyOf", "oneOf"} {
+			if list, ok := n.obj[k].([]any); ok {
+				for i := range list {
+					out = append(out, loc+"/"+k+"/"+strconv.Itoa(i))
+				}
+			}
+		}
+		for _, k := range []string{"not", "if", "then", "else"} {
+			out = append(out, loc+"/"+k)
+		}
+		for _, k := range []string{"dependentSchemas", "dependencies"} {
+			if m, ok := n.obj[k].(map[string]any); ok {
+				for name := range m {
+					out = append(out, loc+"/"+k+"/"+strings.NewReplacer("~", "~0", "/", "~1").Replace(name))
+				}
+			}
+		}
+		return out
+	}
+	const (
+		visiting = 1
+		done     = 2
+	)
+	state := map[string]int{}
+	var visit func(loc string) string
+	visit = func(loc string) string {
+		if _, ok := nodes[loc]; !ok {
+			return "" // not an object schema (true, false, or absent)
+		}
+		switch state[loc] {
+		case visiting:
+			return loc
+		case done:
+			return ""
+		}
+		state[loc] = visiting
+		for _, next := range inPlace(loc) {
+			if found := visit(next); found != "" {
+				return found
+			}
+		}
+		state[loc] = done
+		return ""
+	}
+	for loc := range nodes {
+		if found := visit(loc); found != "" {
+			return found
+		}
+	}
+	return ""
 }
 
 // propertiesHaveDefaults reports whether a property of s, or of its
@@ -70,7 +196,7 @@ func propertiesHaveDefaults(s *jsonschema.Schema) bool {
 func (s *argsSchema) check(args []byte) (json.RawMessage, *Result) {
 	var inst any
 	if err := decodeOne(args, &inst, false); err != nil {
-		r := ParseError(err)
+		r := ParseError(bounded(err))
 		return nil, &r
 	}
 	if err := s.resolved.Validate(inst); err != nil {
@@ -83,7 +209,7 @@ func (s *argsSchema) check(args []byte) (json.RawMessage, *Result) {
 	// Again with numbers as written, so that the tool gets them unchanged.
 	var exact any
 	if err := decodeOne(args, &exact, true); err != nil {
-		r := ParseError(err)
+		r := ParseError(bounded(err))
 		return nil, &r
 	}
 	if err := s.resolved.ApplyDefaults(&exact); err != nil {
@@ -95,7 +221,23 @@ func (s *argsSchema) check(args []byte) (json.RawMessage, *Result) {
 		r := ValidateError(fmt.Errorf("applying defaults: %w", err))
 		return nil, &r
 	}
+	// A default that does not fit its own property (an MCP server's schema
+	// may have one) would hand the tool what its schema forbids: the
+	// arguments then go as given, without defaults.
+	var filled any
+	if decodeOne(b, &filled, false) != nil || s.resolved.Validate(filled) != nil {
+		return args, nil
+	}
 	return b, nil
+}
+
+// bounded cuts the message of a decoding error, which can quote a long
+// number, to maxMessage characters.
+func bounded(err error) error {
+	if r := []rune(err.Error()); len(r) > maxMessage {
+		return errors.New(string(r[:maxMessage]) + "…")
+	}
+	return err
 }
 
 // decodeOne decodes exactly one JSON value.

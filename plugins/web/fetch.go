@@ -30,7 +30,23 @@ type FetchParams struct {
 }
 
 // FetchURL fetches a URL and returns its content as text.
-type FetchURL struct{ opts options }
+type FetchURL struct {
+	opts   options
+	client *http.Client // opts.client, guarded by the address policy
+}
+
+// newFetchURL reads the address policy from the tool's config.
+func newFetchURL(cfg pluginsdk.Config, o options) (*FetchURL, error) {
+	var c fetchConfig
+	if err := cfg.Decode(&c); err != nil {
+		return nil, fmt.Errorf("invalid FetchURL config: %w", err)
+	}
+	p, err := newAddrPolicy(c)
+	if err != nil {
+		return nil, err
+	}
+	return &FetchURL{opts: o, client: guardedClient(o.client, p)}, nil
+}
 
 // Call fetches the URL.
 func (t *FetchURL) Call(ctx context.Context, p FetchParams) pluginsdk.Result {
@@ -44,9 +60,12 @@ func (t *FetchURL) Call(ctx context.Context, p FetchParams) pluginsdk.Result {
 	}
 	req.Header.Set("User-Agent", userAgent)
 	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/plain;q=0.9,text/*;q=0.9,application/json;q=0.9,*/*;q=0.5")
-	resp, err := t.opts.client.Do(req)
+	resp, err := t.client.Do(req)
 	if err != nil {
-		return requestError(ctx, p.URL, t.opts.client, err)
+		if r, target, ok := asRefused(err); ok {
+			return refusedResult(r, target, u.String())
+		}
+		return requestError(ctx, p.URL, t.client, err)
 	}
 	defer resp.Body.Close()
 	final := resp.Request.URL.String()
@@ -57,7 +76,7 @@ func (t *FetchURL) Call(ctx context.Context, p FetchParams) pluginsdk.Result {
 
 	body, err := io.ReadAll(io.LimitReader(resp.Body, t.opts.maxBytes+1))
 	if err != nil {
-		return requestError(ctx, p.URL, t.opts.client, err)
+		return requestError(ctx, p.URL, t.client, err)
 	}
 	cut := int64(len(body)) > t.opts.maxBytes
 	if cut {

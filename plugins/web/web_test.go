@@ -27,6 +27,13 @@ const page = `<!DOCTYPE html>
 
 // testServer serves the cases FetchURL is tested against.
 func testServer(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(testMux())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// testMux serves the cases FetchURL is tested against.
+func testMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/page", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -68,9 +75,7 @@ func testServer(t *testing.T) *httptest.Server {
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done() // answers only when the client gives up
 	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
+	return mux
 }
 
 // fetchOnly loads FetchURL alone: SearchWeb skips without a config.
@@ -80,9 +85,13 @@ func newHarness(t *testing.T, o options, opts plugintest.Options) *plugintest.Ha
 	return plugintest.New(t, opts, newDefinitions(o)...)
 }
 
+// allowLocal lets FetchURL reach the test servers on 127.0.0.1.
+// (FetchURL alone: SearchWeb skips without a config.)
+var allowLocal = plugintest.Options{Tools: []string{"FetchURL"}, Configs: map[string]string{"FetchURL": `{"allow_private_addresses": true}`}}
+
 func TestFetchURL(t *testing.T) {
 	srv := testServer(t)
-	h := newHarness(t, options{client: newClient(5 * time.Second), maxBytes: 4096}, fetchOnly)
+	h := newHarness(t, options{client: newClient(5 * time.Second), maxBytes: 4096}, allowLocal)
 	tests := []struct {
 		name     string
 		url      string
@@ -133,7 +142,7 @@ func TestFetchURL(t *testing.T) {
 
 func TestFetchURLTimeout(t *testing.T) {
 	srv := testServer(t)
-	h := newHarness(t, options{client: newClient(100 * time.Millisecond), maxBytes: 4096}, fetchOnly)
+	h := newHarness(t, options{client: newClient(100 * time.Millisecond), maxBytes: 4096}, allowLocal)
 	got := h.MustCall(t, "FetchURL", fmt.Sprintf(`{"url": %q}`, srv.URL+"/slow"))
 	if got.Kind != pluginsdk.KindError || got.Message != fmt.Sprintf("Fetching %s/slow timed out after 100ms.", srv.URL) {
 		t.Fatalf("got %+v", got)

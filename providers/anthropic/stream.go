@@ -175,6 +175,10 @@ func (s *stream) stop(b *block) {
 	b.stopped = true
 	switch b.typ {
 	case "tool_use":
+		if strings.TrimSpace(b.name) == "" {
+			s.fail(s.p.newError(providers.ErrServer, 0, fmt.Errorf("protocol error: tool_use content block %d has no name", b.index)))
+			return
+		}
 		args := b.input.String()
 		if strings.TrimSpace(args) == "" {
 			args = b.startInput
@@ -265,6 +269,9 @@ func (s *stream) end() {
 	}
 	stop := stopReason(s.reason)
 	s.release(stop == providers.StopMaxTokens)
+	if s.Err != nil {
+		return
+	}
 	if !s.sawText && s.calls == 0 {
 		msg := "the model returned no text and no tool call"
 		if stop == providers.StopMaxTokens {

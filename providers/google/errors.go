@@ -3,7 +3,6 @@ package google
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -31,6 +30,9 @@ func (p *Provider) classify(ctx context.Context, err error) error {
 	if se := providers.StallError(p.cfg.Name, err); se != nil {
 		return se
 	}
+	if pe := (*providers.Error)(nil); errors.As(err, &pe) {
+		return pe // already classified
+	}
 	var apiErr genai.APIError
 	var apiErrPtr *genai.APIError
 	if errors.As(err, &apiErrPtr) && apiErrPtr != nil {
@@ -51,11 +53,15 @@ func (p *Provider) classify(ctx context.Context, err error) error {
 		return p.newError(kind, apiErr.Code, errors.New(truncate(msg)))
 	}
 	if strings.Contains(err.Error(), "iterateResponseStream") {
-		return p.newError(providers.ErrServer, 0, fmt.Errorf("malformed stream chunk: %w", err))
+		// The SDK's message quotes the chunk, new lines included.
+		return p.newError(providers.ErrServer, 0, errors.New("malformed stream chunk: "+oneLine(err.Error())))
 	}
 	// Transport failures: refused connections, resets, a body cut short.
 	return p.newError(providers.ErrConnection, 0, err)
 }
+
+// oneLine folds s onto one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func truncate(s string) string {
 	s = strings.TrimSpace(s)

@@ -211,7 +211,7 @@ func (p *Provider) Stream(ctx context.Context, req providers.Request) (providers
 	sctx, cancel := context.WithCancel(ctx)
 	next, stop := iter.Pull2(p.client.Models.GenerateContentStream(sctx, p.cfg.Model, contents, config))
 	s := &stream{ctx: ctx, cancel: cancel, p: p, next: next, stop: stop, sigs: signatures{}}
-	first, err, ok := next()
+	first, err, ok := p.recovered(next)
 	if err != nil {
 		s.Close()
 		return nil, p.classify(ctx, err)

@@ -69,7 +69,19 @@ func (s *stream) pull() (*genai.GenerateContentResponse, error, bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.next()
+	return s.p.recovered(s.next)
+}
+
+// recovered calls next, turning a panic into an error: the SDK panics on
+// some malformed chunks (a null candidate), and its iterator hands the
+// panic to the caller.
+func (p *Provider) recovered(next func() (*genai.GenerateContentResponse, error, bool)) (resp *genai.GenerateContentResponse, err error, ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			resp, err, ok = nil, p.newError(providers.ErrServer, 0, errors.New("malformed stream chunk: "+oneLine(fmt.Sprint(r)))), false
+		}
+	}()
+	return next()
 }
 
 func (s *stream) fail(err error) {
@@ -125,6 +137,10 @@ func (s *stream) step() {
 		switch {
 		case part.FunctionCall != nil:
 			fc := part.FunctionCall
+			if strings.TrimSpace(fc.Name) == "" {
+				s.fail(s.p.newError(providers.ErrServer, 0, errors.New("protocol error: a function call has no name")))
+				return
+			}
 			id := fc.ID
 			if id == "" {
 				id = generatedID(fc.Name, s.calls)

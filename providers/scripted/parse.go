@@ -218,6 +218,12 @@ func (p parser) toolCall(n *yaml.Node, where string) (providers.ToolCall, error)
 			case v.Kind == yaml.ScalarNode:
 				tc.Arguments = v.Value // JSON text, kept verbatim (even if invalid)
 			case v.Kind == yaml.MappingNode:
+				// toJSON expands aliases: yaml's decoder first refuses a
+				// billion laughs (an alias of aliases of aliases...).
+				var probe any
+				if err := v.Decode(&probe); err != nil {
+					return p.errorf(v, field, "%s", strings.Join(strings.Fields(strings.TrimPrefix(err.Error(), "yaml: ")), " "))
+				}
 				var b bytes.Buffer
 				if err := p.toJSON(&b, v, field); err != nil {
 					return err

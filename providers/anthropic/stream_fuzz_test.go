@@ -1,0 +1,117 @@
+package anthropic_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/anthropic"
+	"github.com/kosong-host/kosong-host/providers/anthropictest"
+	"github.com/kosong-host/kosong-host/providers/internal/streamtest"
+)
+
+// sseOf writes events as the Messages API streams them.
+func sseOf(evs []anthropictest.Event) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		b.WriteString("event: " + ev.Type + "\ndata: " + ev.Data + "\n\n")
+	}
+	return b.String()
+}
+
+// FuzzStream: whatever the Messages API streams, the provider never
+// panics or hangs; it ends with a *providers.Error of one line, or with
+// text or tool calls, each with an id and a name.
+func FuzzStream(f *testing.F) {
+	for _, resp := range []anthropictest.Response{
+		{Blocks: []anthropictest.Block{anthropictest.Text("Hel", "lo")}, Usage: &anthropictest.Usage{InputTokens: 3, OutputTokens: 2}},
+		{Blocks: []anthropictest.Block{anthropictest.Thinking("sig", "let me", " think"), anthropictest.Text("ok")}},
+		{Blocks: []anthropictest.Block{anthropictest.Redacted("xyz"), anthropictest.ToolUse("toolu_1", "Shell", `{"command":"ls"}`, 4),
+			anthropictest.ToolUse("toolu_2", "Glob", `{}`, 0)}},
+		{Blocks: []anthropictest.Block{anthropictest.Text("cut")}, StopReason: "max_tokens"},
+		{Blocks: []anthropictest.Block{anthropictest.ToolUse("", "", `{"a":1}`, 2)}},
+	} {
+		f.Add(sseOf(anthropictest.Events("claude-test", resp)))
+	}
+	for _, s := range []string{
+		"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+		"event: ping\ndata: {\"type\":\"ping\"}\n\n",
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":3,\"delta\":{\"type\":\"text_delta\",\"text\":\"x\"}}\n\n",
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+		"data: {broken\n\n",
+		"",
+	} {
+		f.Add(s)
+	}
+	var mu sync.Mutex
+	var body string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		b := body
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte(b))
+	}))
+	f.Cleanup(srv.Close)
+	p, err := anthropic.New(anthropic.Config{BaseURL: srv.URL, APIKey: "k", Model: "claude-test", HTTPClient: srv.Client()})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		mu.Lock()
+		body = data
+		mu.Unlock()
+		checkStream(t, p, data)
+	})
+}
+
+func checkStream(t *testing.T, p providers.ChatProvider, data string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var r streamtest.Result
+	s, err := p.Stream(ctx, providers.Request{History: []providers.Message{{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart("hi")}}}})
+	if err != nil {
+		r.Err = err
+	} else {
+		r = streamtest.Drain(s, nil)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("no end within 10s for %q", data)
+	}
+	if r.Err != nil {
+		var pe *providers.Error
+		if !errors.As(r.Err, &pe) {
+			t.Fatalf("error %T is not a *providers.Error: %v", r.Err, r.Err)
+		}
+		if strings.ContainsAny(r.Err.Error(), "\n\r") {
+			t.Fatalf("error is not one line: %q", r.Err)
+		}
+		return
+	}
+	if r.Text == "" && len(r.Calls) == 0 {
+		t.Fatalf("a response with no text and no tool call, without an error: %+v", r)
+	}
+	for _, c := range r.Calls {
+		if c.ID == "" || c.Name == "" {
+			t.Fatalf("tool call without an id or a name: %+v", c)
+		}
+	}
+}
+
+// TestToolUseWithoutName: a tool_use block without a name (found by
+// FuzzStream: it became a tool call named "") is a protocol error.
+func TestToolUseWithoutName(t *testing.T) {
+	for _, name := range []string{"", " "} {
+		srv := anthropictest.NewServer(t, anthropictest.Response{Blocks: []anthropictest.Block{
+			anthropictest.Text("calling"), anthropictest.ToolUse("toolu_1", name, `{"a":1}`, 2)}})
+		streamtest.CheckError(t, newProvider(t, srv, nil), userRequest("hi"), streamtest.WantError{
+			Provider: "anthropic", Kind: providers.ErrServer, Retryable: true, OnNext: true, Contains: "protocol error: tool_use content block 1 has no name"})
+	}
+}

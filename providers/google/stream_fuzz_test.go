@@ -1,0 +1,142 @@
+package google_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/google"
+	"github.com/kosong-host/kosong-host/providers/internal/streamtest"
+)
+
+// sse frames each chunk as streamGenerateContent?alt=sse does.
+func sse(chunks ...string) string {
+	var b strings.Builder
+	for _, c := range chunks {
+		b.WriteString("data: " + c + "\r\n\r\n")
+	}
+	return b.String()
+}
+
+// FuzzStream: whatever streamGenerateContent streams, the provider never
+// panics or hangs; it ends with a *providers.Error of one line, or with
+// text or tool calls, each with an id and a name.
+func FuzzStream(f *testing.F) {
+	for _, s := range []string{
+		sse(`{"candidates":[{"content":{"role":"model","parts":[{"text":"Hel"}]}}]}`,
+			`{"candidates":[{"content":{"role":"model","parts":[{"text":"lo"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":2}}`),
+		sse(`{"candidates":[{"content":{"role":"model","parts":[{"text":"hmm","thought":true,"thoughtSignature":"c2ln"}]}}]}`,
+			`{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"Shell","args":{"command":"ls"}},"thoughtSignature":"c2ln"},{"functionCall":{"id":"c2","name":"Glob","args":{}}}]},"finishReason":"STOP"}]}`),
+		sse(`{"promptFeedback":{"blockReason":"SAFETY"}}`),
+		sse(`{"candidates":[{"content":{"role":"model","parts":[{"text":"x"},{"functionCall":{"name":"","args":{"a":1}}}]},"finishReason":"STOP"}]}`),
+		sse(`{"candidates":[{"content":{"role":"model","parts":[{"text":""}]},"finishReason":"MAX_TOKENS"}]}`),
+		sse(`{"candidates":[]}`, `{"candidates":[null]}`),
+		sse(`{"error":{"code":429,"message":"Resource exhausted","status":"RESOURCE_EXHAUSTED"}}`),
+		"data: {nope\r\n\r\n",
+		"",
+	} {
+		f.Add(s)
+	}
+	var mu sync.Mutex
+	var body string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		b := body
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte(b))
+	}))
+	f.Cleanup(srv.Close)
+	p, err := google.New(google.Config{BaseURL: srv.URL, APIKey: "k", Model: "gemini-test", HTTPClient: srv.Client()})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		mu.Lock()
+		body = data
+		mu.Unlock()
+		checkStream(t, p, data)
+	})
+}
+
+func checkStream(t *testing.T, p providers.ChatProvider, data string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var r streamtest.Result
+	s, err := p.Stream(ctx, providers.Request{History: []providers.Message{{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart("hi")}}}})
+	if err != nil {
+		r.Err = err
+	} else {
+		r = streamtest.Drain(s, nil)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("no end within 10s for %q", data)
+	}
+	if r.Err != nil {
+		var pe *providers.Error
+		if !errors.As(r.Err, &pe) {
+			t.Fatalf("error %T is not a *providers.Error: %v", r.Err, r.Err)
+		}
+		if strings.ContainsAny(r.Err.Error(), "\n\r") {
+			t.Fatalf("error is not one line: %q", r.Err)
+		}
+		return
+	}
+	if r.Text == "" && len(r.Calls) == 0 {
+		t.Fatalf("a response with no text and no tool call, without an error: %+v", r)
+	}
+	for _, c := range r.Calls {
+		if c.ID == "" || c.Name == "" {
+			t.Fatalf("tool call without an id or a name: %+v", c)
+		}
+	}
+}
+
+// streamBody streams a response whose body is body.
+func streamBody(t *testing.T, body string) streamtest.Result {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	p, err := google.New(google.Config{BaseURL: srv.URL, APIKey: "k", Model: "gemini-test", HTTPClient: srv.Client()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Stream(context.Background(), providers.Request{History: []providers.Message{{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart("hi")}}}})
+	if err != nil {
+		return streamtest.Result{Err: err}
+	}
+	return streamtest.Drain(s, nil)
+}
+
+// TestMalformedStreams: what FuzzStream found. A null candidate, in the
+// first chunk or a later one, made the SDK panic; a function call without
+// a name became a tool call named ""; the SDK's message for a chunk that
+// is not JSON quotes it over several lines. Each is a one-line server
+// error.
+func TestMalformedStreams(t *testing.T) {
+	tests := []struct{ body, want string }{
+		{sse(`{"candidates":[null]}`), "google: server error: malformed stream chunk: "},
+		{sse(`{"candidates":[{"content":{"role":"model","parts":[{"text":"Hi"}]}}]}`, `{"candidates":[null]}`), "google: server error: malformed stream chunk: "},
+		{sse(`{"candidates":[{"content":{"role":"model","parts":[{"text":"x"},{"functionCall":{"name":" ","args":{"a":1}}}]},"finishReason":"STOP"}]}`),
+			"google: server error: protocol error: a function call has no name"},
+		{"\n0", "google: server error: malformed stream chunk: iterateResponseStream: invalid stream chunk: 0"},
+	}
+	for _, tt := range tests {
+		r := streamBody(t, tt.body)
+		var pe *providers.Error
+		if !errors.As(r.Err, &pe) || pe.Kind != providers.ErrServer || !strings.HasPrefix(r.Err.Error(), tt.want) ||
+			strings.Contains(r.Err.Error(), "\n") || len(r.Calls) != 0 {
+			t.Errorf("%q: %+v", tt.body, r)
+		}
+	}
+}
