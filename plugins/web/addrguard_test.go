@@ -192,7 +192,7 @@ func TestFetchURLThroughProxy(t *testing.T) {
 	t.Cleanup(proxy.Close)
 	pu, _ := url.Parse(proxy.URL)
 	o := options{client: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: http.ProxyURL(pu)}}, maxBytes: 4096}
-	h := newHarness(t, o, plugintest.Options{})
+	h := newHarness(t, o, plugintest.Options{Tools: []string{"FetchURL"}})
 	got := h.MustCall(t, "FetchURL", `{"url": "http://10.20.30.40/secret"}`)
 	if got.Kind != pluginsdk.KindError || got.Message != refusedMessage("10.20.30.40:80", "a private address", "http://10.20.30.40/secret", "") {
 		t.Fatalf("private target: %+v", got)
