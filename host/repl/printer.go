@@ -1,7 +1,6 @@
 package repl
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,8 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/streamjson"
 	"github.com/kosong-host/kosong-host/host/toolset"
-	"github.com/kosong-host/kosong-host/providers"
 )
 
 // Info describes a run, for the banner (text) or the session event
@@ -316,18 +315,26 @@ func thousands(n int64) string {
 	return b.String()
 }
 
-// JSONPrinter writes one JSON object a line for every event; the schema is
-// in the README (stream-json).
+// progressText is "3/10 message", "3 message" when the total is unknown.
+func progressText(e loop.ToolProgress) string {
+	text := strconv.FormatFloat(e.Progress, 'f', -1, 64)
+	if e.Total > 0 {
+		text += "/" + strconv.FormatFloat(e.Total, 'f', -1, 64)
+	}
+	if e.Message != "" {
+		text += " " + e.Message
+	}
+	return text
+}
+
+// JSONPrinter writes the run's events as stream-json (package streamjson).
 type JSONPrinter struct {
-	mu  sync.Mutex
-	enc *json.Encoder
+	w *streamjson.Writer
 }
 
 // NewJSONPrinter returns a JSONPrinter writing to out.
 func NewJSONPrinter(out io.Writer) *JSONPrinter {
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	return &JSONPrinter{enc: enc}
+	return &JSONPrinter{w: streamjson.NewWriter(out)}
 }
 
 // Pause does nothing: there is no transient output.
@@ -339,175 +346,19 @@ func (p *JSONPrinter) Start(info Info) {
 	if tools == nil {
 		tools = []string{}
 	}
-	p.write(SessionEvent{Type: "session", SessionID: info.SessionID, StateDir: info.StateDir, Agent: info.Agent,
+	_ = p.w.Write(streamjson.SessionEvent{Type: "session", SessionID: info.SessionID, StateDir: info.StateDir, Agent: info.Agent,
 		Provider: info.Provider, Model: info.Model, Tools: tools})
 }
 
 // Observe writes one event.
 func (p *JSONPrinter) Observe(e loop.Event) {
-	if v := JSONEvent(e); v != nil {
-		p.write(v)
+	if v := streamjson.FromLoop(e); v != nil {
+		_ = p.w.Write(v)
 	}
 }
 
-func (p *JSONPrinter) write(v any) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_ = p.enc.Encode(v)
-}
-
-// The stream-json event types (see the README (stream-json)).
-type (
-	SessionEvent struct {
-		Type      string   `json:"type"`
-		SessionID string   `json:"session_id"`
-		StateDir  string   `json:"state_dir"`
-		Agent     string   `json:"agent"`
-		Provider  string   `json:"provider"`
-		Model     string   `json:"model"`
-		Tools     []string `json:"tools"`
-	}
-	StepStartEvent struct {
-		Type    string `json:"type"`
-		Step    int    `json:"step"`
-		Attempt int    `json:"attempt"`
-	}
-	TextEvent struct {
-		Type string `json:"type"`
-		Step int    `json:"step"`
-		Text string `json:"text"`
-	}
-	ToolCallEvent struct {
-		Type      string `json:"type"`
-		Step      int    `json:"step"`
-		ID        string `json:"id"`
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-		Duplicate bool   `json:"duplicate"`
-	}
-	ToolResultEvent struct {
-		Type       string `json:"type"`
-		Step       int    `json:"step"`
-		ID         string `json:"id"`
-		Name       string `json:"name"`
-		Status     string `json:"status"`
-		IsError    bool   `json:"is_error"`
-		Brief      string `json:"brief"`
-		Message    string `json:"message"`
-		Output     string `json:"output"`
-		Feedback   string `json:"feedback,omitempty"`
-		DurationMS int64  `json:"duration_ms"`
-		Repeat     int    `json:"repeat"`
-		Cancelled  bool   `json:"cancelled"`
-	}
-	CompactionEvent struct {
-		Type       string `json:"type"`
-		Tokens     int64  `json:"tokens"`
-		Summarised int    `json:"summarised"`
-		Kept       int    `json:"kept"`
-		Error      string `json:"error,omitempty"`
-	}
-	ToolProgressEvent struct {
-		Type     string  `json:"type"`
-		ID       string  `json:"id"`
-		Name     string  `json:"name"`
-		Progress float64 `json:"progress"`
-		Total    float64 `json:"total,omitempty"`
-		Message  string  `json:"message,omitempty"`
-	}
-	ApprovalEvent struct {
-		Type        string `json:"type"`
-		ToolCallID  string `json:"tool_call_id"`
-		Tool        string `json:"tool"`
-		Action      string `json:"action"`
-		Description string `json:"description"`
-		Approved    bool   `json:"approved"`
-		Feedback    string `json:"feedback,omitempty"`
-		Answer      string `json:"answer"`
-		ForSession  bool   `json:"for_session"`
-	}
-	UsageEvent struct {
-		Type string `json:"type"`
-		Step int    `json:"step"`
-		providers.Usage
-	}
-	RetryEvent struct {
-		Type        string `json:"type"`
-		Step        int    `json:"step"`
-		Attempt     int    `json:"attempt"`
-		MaxAttempts int    `json:"max_attempts"`
-		DelayMS     int64  `json:"delay_ms"`
-		Error       string `json:"error"`
-	}
-	ErrorEvent struct {
-		Type      string `json:"type"`
-		Error     string `json:"error"`
-		Retryable bool   `json:"retryable"`
-	}
-	TurnEndEvent struct {
-		Type   string          `json:"type"`
-		Steps  int             `json:"steps"`
-		Reason string          `json:"reason"`
-		Usage  providers.Usage `json:"usage"`
-		Error  string          `json:"error,omitempty"`
-	}
-)
-
-var statusOf = map[toolset.Kind]string{toolset.Ok: "ok", toolset.Failed: "error", toolset.Rejected: "rejected"}
-
-// JSONEvent is the stream-json form of a loop event (nil for none).
-func JSONEvent(e loop.Event) any {
-	switch e := e.(type) {
-	case loop.StepStarted:
-		return StepStartEvent{Type: "step_start", Step: e.Step, Attempt: e.Attempt}
-	case loop.TextDelta:
-		return TextEvent{Type: "text", Step: e.Step, Text: e.Text}
-	case loop.ReasoningDelta:
-		return TextEvent{Type: "reasoning", Step: e.Step, Text: e.Text}
-	case loop.ToolCallStarted:
-		return ToolCallEvent{Type: "tool_call", Step: e.Step, ID: e.Call.ID, Name: e.Call.Name, Arguments: e.Call.Arguments, Duplicate: e.Duplicate}
-	case loop.ToolCallFinished:
-		r := e.Result
-		return ToolResultEvent{Type: "tool_result", Step: e.Step, ID: e.Call.ID, Name: e.Call.Name, Status: statusOf[r.Kind],
-			IsError: r.IsError(), Brief: r.Brief, Message: r.Message, Output: r.OutputText(), Feedback: r.Feedback,
-			DurationMS: e.Duration.Milliseconds(), Repeat: e.Repeat, Cancelled: e.Cancelled}
-	case loop.Compacted:
-		ev := CompactionEvent{Type: "compaction", Tokens: e.Tokens, Summarised: e.Summarised, Kept: e.Kept}
-		if e.Err != nil {
-			ev.Error = e.Err.Error()
-		}
-		return ev
-	case loop.ToolProgress:
-		return ToolProgressEvent{Type: "tool_progress", ID: e.ToolCallID, Name: e.ToolName, Progress: e.Progress,
-			Total: e.Total, Message: e.Message}
-	case loop.ApprovalDecided:
-		return ApprovalEvent{Type: "approval", ToolCallID: e.ToolCallID, Tool: e.ToolName, Action: e.Action,
-			Description: e.Description, Approved: e.Approved, Feedback: e.Feedback, Answer: e.Answer, ForSession: e.ForSession}
-	case loop.UsageReported:
-		return UsageEvent{Type: "usage", Step: e.Step, Usage: e.Usage}
-	case loop.StepRetried:
-		return RetryEvent{Type: "retry", Step: e.Step, Attempt: e.Attempt, MaxAttempts: e.MaxAttempts,
-			DelayMS: e.Delay.Milliseconds(), Error: e.Err.Error()}
-	case loop.TurnFailed:
-		return ErrorEvent{Type: "error", Error: e.Err.Error(), Retryable: providers.IsRetryable(e.Err)}
-	case loop.TurnEnded:
-		ev := TurnEndEvent{Type: "turn_end", Steps: e.Steps, Reason: string(e.Reason), Usage: e.Usage}
-		if e.Err != nil {
-			ev.Error = e.Err.Error()
-		}
-		return ev
-	}
-	return nil
-}
-
-// progressText is "3/10 message", "3 message" when the total is unknown.
-func progressText(e loop.ToolProgress) string {
-	text := strconv.FormatFloat(e.Progress, 'f', -1, 64)
-	if e.Total > 0 {
-		text += "/" + strconv.FormatFloat(e.Total, 'f', -1, 64)
-	}
-	if e.Message != "" {
-		text += " " + e.Message
-	}
-	return text
+// Result writes the result event that closes a one-shot run.
+func (p *JSONPrinter) Result(r streamjson.ResultEvent) {
+	r.Type = "result"
+	_ = p.w.Write(r)
 }
