@@ -23,6 +23,10 @@ type Info struct {
 	Provider  string
 	Model     string
 	Tools     []string
+	// WorkDir, Approval and MaxContextSize are shown in the banner.
+	WorkDir        string
+	Approval       string
+	MaxContextSize int64
 }
 
 // Printer shows a run: the loop's events, the approval decisions and the
@@ -39,24 +43,45 @@ type Printer interface {
 
 // TextOptions configure a TextPrinter.
 type TextOptions struct {
-	// TTY enables the spinner, colours and the model's reasoning (dimmed).
+	// TTY enables the spinner and the model's reasoning (dimmed).
 	TTY bool
+	// Color enables colours; Markdown renders the assistant's text (both
+	// for a terminal without NO_COLOR).
+	Color    bool
+	Markdown bool
+	// Width is the terminal's width, for Markdown; 0 means 100.
+	Width int
+	// OneShot: the assistant's text is not shown as it streams; the text of
+	// a step that goes on to call tools is shown on errOut, and the final
+	// answer is the caller's to print (stdout carries only that).
+	OneShot bool
+	// OutputLines is how many last lines of a tool's output are shown under
+	// its header; 0 means 4.
+	OutputLines int
 	// Now returns the time; nil means time.Now. For the spinner.
 	Now func() time.Time
 }
 
-// TextPrinter shows a run for a human: the assistant's text as it streams,
-// a line when each tool call starts and one when it ends (name, brief,
-// duration), retries and errors on errOut, and the token usage after each
+// TextPrinter shows a run for a human: the assistant's text as it streams
+// (rendered Markdown on a terminal), a header when each tool call starts
+// and its outcome with the last lines of its output when it ends,
+// approvals, retries and errors, and the token and context use after each
 // turn.
 type TextPrinter struct {
 	out, errOut io.Writer
 	opts        TextOptions
 
-	mu        sync.Mutex
-	midLine   bool // the last thing written to out did not end a line
-	reasoning bool // reasoning is being written
-	spin      *spinner
+	mu         sync.Mutex
+	midLine    bool // the last thing written to out did not end a line
+	reasoning  bool // reasoning is being written
+	spin       *spinner
+	md         *markdown
+	stepText   strings.Builder // OneShot: the text of the current step
+	waited     map[string]time.Duration
+	lastHeader string
+	lastOutput string
+	context    int64 // the context's size in tokens after the last response
+	maxContext int64
 }
 
 // NewTextPrinter returns a TextPrinter writing to out and errOut.
@@ -64,29 +89,50 @@ func NewTextPrinter(out, errOut io.Writer, opts TextOptions) *TextPrinter {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &TextPrinter{out: out, errOut: errOut, opts: opts}
+	if opts.OutputLines <= 0 {
+		opts.OutputLines = 4
+	}
+	p := &TextPrinter{out: out, errOut: errOut, opts: opts, waited: map[string]time.Duration{}}
+	if opts.Markdown && !opts.OneShot {
+		p.md = newMarkdown(opts.Width)
+	}
+	return p
 }
 
 const (
-	ansiDim   = "\033[2m"
-	ansiRed   = "\033[31m"
-	ansiGreen = "\033[32m"
-	ansiReset = "\033[0m"
+	ansiBold   = "\033[1m"
+	ansiYellow = "\033[33m"
+	ansiDim    = "\033[2m"
+	ansiRed    = "\033[31m"
+	ansiGreen  = "\033[32m"
+	ansiCyan   = "\033[36m"
+	ansiReset  = "\033[0m"
 )
 
 func (p *TextPrinter) style(code, s string) string {
-	if !p.opts.TTY {
+	if !p.opts.Color || s == "" {
 		return s
 	}
 	return code + s + ansiReset
 }
 
-// Start prints the banner.
+// Start prints the banner: agent, model, work dir, approval mode, session
+// and a hint.
 func (p *TextPrinter) Start(info Info) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.out, "%s\n", p.style(ansiDim, fmt.Sprintf("kosong-host · agent %s · %s/%s · %d tools · session %s",
-		info.Agent, info.Provider, info.Model, len(info.Tools), info.SessionID)))
+	p.maxContext = info.MaxContextSize
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s · agent %s · model %s/%s · %d tools\n", p.style(ansiBold, "kosong-host"), info.Agent, info.Provider, info.Model, len(info.Tools))
+	if info.WorkDir != "" {
+		fmt.Fprintf(&b, "%s\n", p.style(ansiDim, "work dir  "+info.WorkDir))
+	}
+	if info.Approval != "" {
+		fmt.Fprintf(&b, "%s\n", p.style(ansiDim, "approval  "+info.Approval))
+	}
+	fmt.Fprintf(&b, "%s\n", p.style(ansiDim, "session   "+info.SessionID))
+	fmt.Fprintf(&b, "%s\n", p.style(ansiDim, "/help for commands · Enter sends · Ctrl-J for a new line · Ctrl-C cancels"))
+	io.WriteString(p.out, b.String())
 }
 
 // Pause stops the spinner.
@@ -94,6 +140,15 @@ func (p *TextPrinter) Pause() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stopSpinner()
+	p.flushMarkdown()
+}
+
+// LastOutput is the header and the whole output of the last tool call
+// (for /last and Ctrl-O).
+func (p *TextPrinter) LastOutput() (header, output string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastHeader, p.lastOutput
 }
 
 // Observe prints one event.
@@ -102,16 +157,28 @@ func (p *TextPrinter) Observe(e loop.Event) {
 	defer p.mu.Unlock()
 	switch e := e.(type) {
 	case loop.StepStarted:
+		p.stepText.Reset()
 		p.startSpinner()
 	case loop.TextDelta:
+		if p.opts.OneShot {
+			p.stepText.WriteString(e.Text)
+			return
+		}
+		text := e.Text
+		if p.md != nil {
+			// The spinner goes on until a rendered block is ready.
+			if text = p.md.write(text); text == "" {
+				return
+			}
+		}
 		p.stopSpinner()
 		if p.reasoning {
 			p.reasoning = false
 			p.newline()
 		}
-		p.write(e.Text)
+		p.write(text)
 	case loop.ReasoningDelta:
-		if !p.opts.TTY {
+		if !p.opts.TTY || p.opts.OneShot {
 			return
 		}
 		p.stopSpinner()
@@ -119,17 +186,15 @@ func (p *TextPrinter) Observe(e loop.Event) {
 		p.write(p.style(ansiDim, e.Text))
 	case loop.ToolCallStarted:
 		p.stopSpinner()
-		p.line(fmt.Sprintf("• %s %s", e.Call.Name, oneLine(e.Call.Arguments, 120)))
+		p.flushMarkdown()
+		if p.opts.OneShot && strings.TrimSpace(p.stepText.String()) != "" {
+			p.line(strings.TrimRight(p.stepText.String(), "\n"))
+			p.stepText.Reset()
+		}
+		p.line(fmt.Sprintf("%s %s  %s", p.style(ansiCyan, "•"), p.style(ansiBold, e.Call.Name), callSummary(e.Call.Name, e.Call.Arguments)))
 	case loop.ToolCallFinished:
 		p.stopSpinner()
-		mark, brief := p.style(ansiGreen, "✓"), Brief(e.Result)
-		switch {
-		case e.Cancelled:
-			mark, brief = p.style(ansiRed, "✗"), "cancelled"
-		case e.Result.IsError():
-			mark = p.style(ansiRed, "✗")
-		}
-		p.line(fmt.Sprintf("  %s %s: %s %s", mark, e.Call.Name, brief, p.style(ansiDim, "("+formatDuration(e.Duration)+")")))
+		p.finished(e)
 	case loop.ToolProgress:
 		p.stopSpinner()
 		p.line(p.style(ansiDim, "  … "+e.ToolName+": "+progressText(e)))
@@ -143,24 +208,84 @@ func (p *TextPrinter) Observe(e loop.Event) {
 		fmt.Fprintf(p.errOut, "! %v; retrying in %s (attempt %d of %d)\n", e.Err, formatDuration(e.Delay), e.Attempt, e.MaxAttempts)
 	case loop.ApprovalDecided:
 		p.approval(e)
+	case loop.UsageReported:
+		if t := e.Usage.InputTokens + e.Usage.OutputTokens; t > 0 {
+			p.context = t
+		}
 	case loop.TurnFailed:
 		p.stopSpinner()
+		p.flushMarkdown()
 		p.newline()
 		fmt.Fprintf(p.errOut, "error: %v\n", e.Err)
 	case loop.TurnEnded:
 		p.stopSpinner()
+		p.flushMarkdown()
 		if e.Reason == loop.StopCancelled {
 			p.line(p.style(ansiDim, "Interrupted."))
 		}
-		summary := plural(e.Steps, "step")
-		if e.Usage.Total() > 0 {
-			summary += fmt.Sprintf(" · %s tokens in · %s out", thousands(e.Usage.InputTokens), thousands(e.Usage.OutputTokens))
+		p.line(p.style(ansiDim, "["+p.status(e)+"]"))
+	}
+}
+
+// status is "2 steps · 12.4k tokens · 9% of 128k".
+func (p *TextPrinter) status(e loop.TurnEnded) string {
+	s := plural(e.Steps, "step")
+	if p.context > 0 {
+		s += " · " + compactTokens(p.context) + " tokens"
+		if p.maxContext > 0 {
+			s += fmt.Sprintf(" · %d%% of %s", p.context*100/p.maxContext, compactTokens(p.maxContext))
 		}
-		p.line(p.style(ansiDim, "["+summary+"]"))
+	}
+	if e.Usage.Total() > 0 {
+		s += fmt.Sprintf(" · turn: %s in, %s out", thousands(e.Usage.InputTokens), thousands(e.Usage.OutputTokens))
+	}
+	return s
+}
+
+// finished prints a call's outcome: mark, name, summary, brief, its own
+// duration apart from the time its approval took, and the last lines of
+// its output.
+func (p *TextPrinter) finished(e loop.ToolCallFinished) {
+	mark, brief := p.style(ansiGreen, "✓"), Brief(e.Result)
+	switch {
+	case e.Cancelled:
+		mark, brief = p.style(ansiRed, "✗"), "cancelled"
+	case e.Result.IsError():
+		mark = p.style(ansiRed, "✗")
+	}
+	took := e.Duration
+	timing := ""
+	if w, ok := p.waited[e.Call.ID]; ok {
+		delete(p.waited, e.Call.ID)
+		took = max(took-w, 0)
+		timing = ", approval " + formatDuration(w)
+	}
+	timing = formatDuration(took) + timing
+	summary := callSummary(e.Call.Name, e.Call.Arguments)
+	p.line(fmt.Sprintf("  %s %s: %s %s", mark, e.Call.Name, brief, p.style(ansiDim, "("+timing+")")))
+	output := e.Result.OutputText()
+	p.lastHeader = strings.TrimSpace(e.Call.Name + "  " + summary)
+	p.lastOutput = output
+	lines, before := tailLines(output, p.opts.OutputLines)
+	if before > 0 {
+		p.line(p.style(ansiDim, fmt.Sprintf("    │ … %d more lines (/last or Ctrl-O to see all)", before)))
+	}
+	for _, l := range lines {
+		p.line(p.style(ansiDim, "    │ ") + oneLine(l, 160))
+	}
+}
+
+// flushMarkdown writes the Markdown held back; p.mu is held.
+func (p *TextPrinter) flushMarkdown() {
+	if p.md != nil {
+		p.write(p.md.flush())
 	}
 }
 
 func (p *TextPrinter) approval(e loop.ApprovalDecided) {
+	if e.Waited > 0 {
+		p.waited[e.ToolCallID] = e.Waited
+	}
 	var s string
 	switch {
 	case e.Answer == AnswerYolo:
@@ -177,6 +302,9 @@ func (p *TextPrinter) approval(e loop.ApprovalDecided) {
 		s = fmt.Sprintf("  %s: %s rejected: %s", e.ToolName, e.Action, e.Feedback)
 	default:
 		s = fmt.Sprintf("  %s: %s rejected", e.ToolName, e.Action)
+	}
+	if e.Waited > 0 {
+		s += " (after " + formatDuration(e.Waited) + ")"
 	}
 	p.stopSpinner()
 	p.line(p.style(ansiDim, s))
@@ -234,7 +362,7 @@ func (p *TextPrinter) startSpinner() {
 				return
 			default:
 			}
-			fmt.Fprintf(p.out, "\r%s %s", spinFrames[i%len(spinFrames)], p.style(ansiDim, "thinking "+formatDuration(p.opts.Now().Sub(start))))
+			fmt.Fprintf(p.out, "\r\033[K%s %s", spinFrames[i%len(spinFrames)], p.style(ansiDim, "thinking "+formatDuration(p.opts.Now().Sub(start))))
 			p.mu.Unlock()
 			select {
 			case <-s.stop:

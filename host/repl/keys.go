@@ -1,0 +1,186 @@
+package repl
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"golang.org/x/term"
+)
+
+// KeyReader reads single key presses, for the approval prompt: a question
+// that must not be answered by accident.
+type KeyReader interface {
+	// ReadKey discards the input that arrived before the call (typed ahead
+	// while the agent worked), then returns the next key pressed on its
+	// own. Pasted text is never a key: a bracketed paste, or several
+	// characters arriving at once, is dropped, and ignored is called so
+	// the prompt can say so. It returns ErrInterrupt on Ctrl-C, io.EOF at
+	// the end of input and ctx.Err() when ctx ends.
+	ReadKey(ctx context.Context, ignored func()) (rune, error)
+}
+
+// terminalKeys reads keys from a terminal in raw mode.
+type terminalKeys struct {
+	in  *os.File
+	out io.Writer
+}
+
+// NewKeys returns the KeyReader of the terminal in: it switches the
+// terminal to raw mode and turns bracketed paste on (written to out) while
+// it reads.
+func NewKeys(in *os.File, out io.Writer) KeyReader {
+	return &terminalKeys{in: in, out: out}
+}
+
+// The terminal's bracketed paste mode: pastes arrive between pasteStart
+// and pasteEnd.
+const (
+	bracketedPasteOn  = "\x1b[?2004h"
+	bracketedPasteOff = "\x1b[?2004l"
+)
+
+var (
+	pasteStart = []byte("\x1b[200~")
+	pasteEnd   = []byte("\x1b[201~")
+)
+
+// pollEvery bounds how long a read waits before looking at ctx again.
+const pollEvery = 100 * time.Millisecond
+
+func (k *terminalKeys) ReadKey(ctx context.Context, ignored func()) (rune, error) {
+	fd := int(k.in.Fd())
+	state, err := term.MakeRaw(fd)
+	if err != nil {
+		return 0, err
+	}
+	defer term.Restore(fd, state)
+	io.WriteString(k.out, bracketedPasteOn) // and left on: the session turns it off
+	discardInput(fd)
+
+	var p keyParser
+	buf := make([]byte, 4096)
+	for {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(pollEvery/time.Millisecond))
+		if errors.Is(err, unix.EINTR) || n == 0 {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if fds[0].Revents&(unix.POLLIN|unix.POLLHUP|unix.POLLERR) == 0 {
+			continue
+		}
+		n, err = unix.Read(fd, buf)
+		if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if n == 0 {
+			return 0, io.EOF
+		}
+		key, ok, dropped := p.feed(buf[:n])
+		if dropped && ignored != nil {
+			ignored()
+		}
+		if ok {
+			switch key {
+			case 3: // Ctrl-C
+				return 0, ErrInterrupt
+			case 4: // Ctrl-D
+				return 0, io.EOF
+			}
+			return key, nil
+		}
+	}
+}
+
+// keyParser splits terminal input into keys and pastes.
+type keyParser struct {
+	pending []byte // a chunk that may be the start of a paste marker
+	inPaste bool
+}
+
+// feed takes the bytes of one read. It returns a key pressed on its own
+// (ok), and whether pasted or bulk input was dropped. Escape sequences
+// (arrows, function keys) are not keys; a lone Escape is returned as 0x1b.
+func (p *keyParser) feed(b []byte) (key rune, ok, dropped bool) {
+	b = append(p.pending, b...)
+	p.pending = nil
+	for len(b) > 0 {
+		if p.inPaste {
+			i := bytes.Index(b, pasteEnd)
+			if i < 0 {
+				p.pending = keepPrefix(b, pasteEnd)
+				return 0, false, true
+			}
+			p.inPaste = false
+			dropped = true
+			b = b[i+len(pasteEnd):]
+			continue
+		}
+		if i := bytes.Index(b, pasteStart); i >= 0 {
+			if i > 0 {
+				dropped = true // typed together with a paste: not a key
+			}
+			p.inPaste = true
+			b = b[i+len(pasteStart):]
+			continue
+		}
+		if tail := keepPrefix(b, pasteStart); len(tail) > 0 && len(tail) < len(b) || len(tail) > 1 {
+			p.pending = tail
+			b = b[:len(b)-len(tail)]
+			if len(b) == 0 {
+				return 0, false, dropped
+			}
+		}
+		if dropped {
+			return 0, false, true
+		}
+		if len(b) == 1 {
+			return rune(b[0]), true, false
+		}
+		if b[0] == 0x1b {
+			return 0, false, false // an escape sequence: a cursor or function key
+		}
+		return 0, false, true // several characters at once: pasted or typed ahead
+	}
+	return 0, false, dropped
+}
+
+// keepPrefix is the end of b that is a proper prefix of marker (to be
+// completed by the next read), or nil.
+func keepPrefix(b, marker []byte) []byte {
+	for n := min(len(marker)-1, len(b)); n > 0; n-- {
+		if bytes.Equal(b[len(b)-n:], marker[:n]) {
+			return append([]byte(nil), b[len(b)-n:]...)
+		}
+	}
+	return nil
+}
+
+// discardInput drops the input waiting on fd: what was typed (or pasted)
+// before the question was shown never answers it.
+func discardInput(fd int) {
+	buf := make([]byte, 4096)
+	for {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, 0)
+		if err != nil || n == 0 || fds[0].Revents&unix.POLLIN == 0 {
+			return
+		}
+		if n, err := unix.Read(fd, buf); err != nil || n == 0 {
+			return
+		}
+	}
+}
