@@ -218,6 +218,9 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	if err != nil {
 		return exitCode(2, err)
 	}
+	if err := checkModelAndProvider(f); err != nil {
+		return err
+	}
 	sel, err := registry.Select(providerOptions(f, s, workDir))
 	if err != nil {
 		return exitCode(2, err)
@@ -269,7 +272,7 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	}
 	a, err := agent.LoadSpec(ctx, s, opts)
 	if err != nil {
-		return exitCode(2, err)
+		return exitCode(2, pluginHint(err, opts.PluginDirs))
 	}
 	defer a.Close()
 	if len(s.Subagents) > 0 {

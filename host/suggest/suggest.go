@@ -13,7 +13,7 @@ import (
 // none is close: an edit distance of at most a third of the name's length
 // (2 or 3; 1 for names of up to four characters), or a known name that differs only in case.
 func Closest(name string, known []string) string {
-	best, bestDist := "", 0
+	best, bestDist, bestExact := "", 0, 0
 	lower := strings.ToLower(name)
 	limit := min(max(len([]rune(name))/3, 2), 3)
 	if len([]rune(name)) <= 4 {
@@ -24,8 +24,9 @@ func Closest(name string, known []string) string {
 			return ""
 		}
 		d := levenshtein.ComputeDistance(lower, strings.ToLower(k))
-		if d <= limit && (best == "" || d < bestDist) {
-			best, bestDist = k, d
+		exact := levenshtein.ComputeDistance(name, k) // ties go to the closest in case
+		if d <= limit && (best == "" || d < bestDist || d == bestDist && exact < bestExact) {
+			best, bestDist, bestExact = k, d, exact
 		}
 	}
 	return best
