@@ -67,7 +67,7 @@ func TestStandardToolsThroughTheHost(t *testing.T) {
 		{"FetchURL", "FetchURL", `{"url":"` + web.URL + `"}`, false, 0, "Release notes", "", nil},
 		{"SetTodoList", "SetTodoList", `{"todos":[{"title":"write tests","status":"in_progress"}]}`, false, 0, "write tests", "", nil},
 		{"Think", "Think", `{"thought":"hmm"}`, false, 0, "", "", nil},
-		{"SearchWeb is skipped", "SearchWeb", `{"query":"x"}`, false, 1, "", "Tool `SearchWeb` not found", nil},
+		{"SearchWeb is skipped", "SearchWeb", `{"query":"x"}`, false, 2, "", "Tool `SearchWeb` not found", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

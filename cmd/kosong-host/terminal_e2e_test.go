@@ -22,7 +22,7 @@ import (
 )
 
 // expectWithin bounds every wait for the terminal's output (2 shared cores).
-const expectWithin = 15 * time.Second
+const expectWithin = 60 * time.Second
 
 // terminal is kosong-host running on a pseudo-terminal, as a person runs it.
 type terminal struct {

@@ -245,12 +245,12 @@ func (a *asker) askUser(ctx context.Context, req approval.Request) (approval.Ans
 // askKey asks on a terminal: one key press answers, typed-ahead and
 // pasted text never do.
 func (a *asker) askKey(ctx context.Context, req approval.Request) (approval.Answer, string, error) {
-	io.WriteString(a.out, a.question(req)+"  "+a.style(ansiDim, keyLegend)+"\n")
-	ignored := func() {
-		fmt.Fprintf(a.out, "  %s\n", a.style(ansiDim, "(pasted text is not an answer: press 1, 2, 3 or 4)"))
-	}
+	io.WriteString(a.out, a.question(req))
+	legend := "  " + a.style(ansiDim, keyLegend)
+	ignored := "  " + a.style(ansiDim, "(pasted text is not an answer: press 1, 2, 3 or 4)")
 	for {
-		key, err := a.keys.ReadKey(ctx, ignored)
+		key, err := a.keys.ReadKey(ctx, legend, ignored)
+		legend = "" // shown once
 		switch {
 		case errors.Is(err, io.EOF):
 			fmt.Fprintln(a.out, "  (end of input: rejected)")

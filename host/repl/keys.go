@@ -15,13 +15,13 @@ import (
 // KeyReader reads single key presses, for the approval prompt: a question
 // that must not be answered by accident.
 type KeyReader interface {
-	// ReadKey discards the input that arrived before the call (typed ahead
-	// while the agent worked), then returns the next key pressed on its
-	// own. Pasted text is never a key: a bracketed paste, or several
-	// characters arriving at once, is dropped, and ignored is called so
-	// the prompt can say so. It returns ErrInterrupt on Ctrl-C, io.EOF at
-	// the end of input and ctx.Err() when ctx ends.
-	ReadKey(ctx context.Context, ignored func()) (rune, error)
+	// ReadKey discards the input that arrived so far (typed ahead while
+	// the agent worked), then shows legend (one line) and returns the next
+	// key pressed on its own. Pasted text is never a key: a bracketed
+	// paste, or several characters arriving at once, is dropped, and
+	// ignored (a line to show) is shown. It returns ErrInterrupt on
+	// Ctrl-C, io.EOF at the end of input and ctx.Err() when ctx ends.
+	ReadKey(ctx context.Context, legend, ignored string) (rune, error)
 }
 
 // terminalKeys reads keys from a terminal in raw mode.
@@ -52,7 +52,7 @@ var (
 // pollEvery bounds how long a read waits before looking at ctx again.
 const pollEvery = 100 * time.Millisecond
 
-func (k *terminalKeys) ReadKey(ctx context.Context, ignored func()) (rune, error) {
+func (k *terminalKeys) ReadKey(ctx context.Context, legend, ignored string) (rune, error) {
 	fd := int(k.in.Fd())
 	state, err := term.MakeRaw(fd)
 	if err != nil {
@@ -61,6 +61,10 @@ func (k *terminalKeys) ReadKey(ctx context.Context, ignored func()) (rune, error
 	defer term.Restore(fd, state)
 	io.WriteString(k.out, bracketedPasteOn) // and left on: the session turns it off
 	discardInput(fd)
+	// The terminal is raw: a line ends with CR LF.
+	if legend != "" {
+		io.WriteString(k.out, legend+"\r\n")
+	}
 
 	var p keyParser
 	buf := make([]byte, 4096)
@@ -90,8 +94,8 @@ func (k *terminalKeys) ReadKey(ctx context.Context, ignored func()) (rune, error
 			return 0, io.EOF
 		}
 		key, ok, dropped := p.feed(buf[:n])
-		if dropped && ignored != nil {
-			ignored()
+		if dropped && ignored != "" {
+			io.WriteString(k.out, ignored+"\r\n")
 		}
 		if ok {
 			switch key {
