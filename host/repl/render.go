@@ -59,12 +59,22 @@ func (m *markdown) render(text string) string {
 	if err != nil {
 		return text
 	}
-	lines := strings.Split(strings.Trim(out, "\n"), "\n")
+	lines := strings.Split(out, "\n")
 	for i, l := range lines {
 		// glamour pads every line to the wrap width: drop the padding.
 		if t := trailingBlanks.ReplaceAllString(l, ""); t != l {
-			lines[i] = t + ansiReset
+			lines[i] = t
+			if t != "" {
+				lines[i] += ansiReset
+			}
 		}
+	}
+	// One blank line after each block, none before.
+	for len(lines) > 0 && lines[0] == "" {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
 	}
 	return strings.Join(lines, "\n") + "\n\n"
 }
