@@ -130,7 +130,7 @@ type TerminalConfig struct {
 // github.com/reeflective/readline: Emacs keys, history (Up/Down, Ctrl-R
 // incremental search), Tab completion and bracketed paste, so a paste is
 // one message with its newlines kept. Enter submits; Ctrl-J inserts a
-// newline (and Alt-Enter, where the terminal sends ESC CR). Bracketed paste stays on between prompts too, so a paste made
+// newline. Bracketed paste stays on between prompts too, so a paste made
 // while the agent works still arrives as one message. Approval answers are
 // not read here (see NewKeys), so the history holds prompts only.
 func NewTerminal(cfg TerminalConfig) (LineReader, error) {
@@ -144,11 +144,10 @@ func NewTerminal(cfg TerminalConfig) (LineReader, error) {
 	rl.Keymap.Register(map[string]func(){
 		"kosong-insert-newline": func() { rl.Cursor().InsertAt('\n') },
 	})
-	// Ctrl-J and Alt-Enter (ESC CR). An Enter typed ahead stays CR (see
-	// keepCarriageReturn), so it still submits.
-	for _, seq := range []string{`\C-j`, `\M-\C-m`, `\M-\C-j`} {
-		_ = rl.Config.Bind("emacs", inputrc.Unescape(seq), "kosong-insert-newline", false)
-	}
+	// Ctrl-J. An Enter typed ahead stays CR (see keepCarriageReturn), so
+	// it still submits. (Alt-Enter is not offered: the editor inserts an
+	// ESC-prefixed key's escape as text instead of running its bind.)
+	_ = rl.Config.Bind("emacs", inputrc.Unescape(`\C-j`), "kosong-insert-newline", false)
 	if cfg.ShowLast != "" {
 		rl.Keymap.Register(map[string]func(){
 			"kosong-show-last": func() {
