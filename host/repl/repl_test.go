@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -622,5 +623,108 @@ func TestTextPrinterApprovalTimeApart(t *testing.T) {
 	}
 	if h, o := p.LastOutput(); h != "Run  ls" || o != "1\n2\n3\n4\n5\n6\n" {
 		t.Errorf("LastOutput %q %q", h, o)
+	}
+}
+
+// TestREPLSlashCommands: commands run locally; /compact asks the model for
+// a summary with the instruction; /clear swaps the loop and the saver;
+// /yolo switches the decider.
+func TestREPLSlashCommands(t *testing.T) {
+	prov := &recordingProvider{ChatProvider: scripted.New([]scripted.Turn{
+		{Text: "one"}, {Text: "two"}, {Text: "The summary."}, {Text: "after clear"},
+	})}
+	out := &syncBuffer{}
+	printer := NewTextPrinter(out, out, TextOptions{})
+	pr, pw := io.Pipe()
+	go func() {
+		_, _ = io.WriteString(pw, "/nope\nfirst\nsecond\n/compact keep the names\n/yolo\n/clear\nthird\n/exit\nnot read\n")
+		pw.Close()
+	}()
+	ts := toolset.New(nil)
+	newLoop := func() *loop.Loop {
+		l, err := loop.New(loop.Config{Provider: prov, Toolset: ts, Observer: printer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	var savedOld, savedNew int
+	r := New(Config{Lines: NewPipeReader(pr), Printer: printer, Prompts: out,
+		AfterTurn: func([]providers.Message) error { savedOld++; return nil }})
+	d := NewDecider(Ask, r.Asker(), printer)
+	r.SetDecider(d)
+	r.SetCommands(Commands{Clear: func() (*loop.Loop, func([]providers.Message) error, string, error) {
+		return newLoop(), func([]providers.Message) error { savedNew++; return nil }, "New session s2.", nil
+	}})
+	if err := r.Run(context.Background(), newLoop()); err != nil {
+		t.Fatal(err)
+	}
+	reqs := prov.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests, want 4 (first, second, the summary, third):\n%s", len(reqs), out)
+	}
+	ask := reqs[2].History[len(reqs[2].History)-1].Text()
+	if !strings.Contains(ask, "Summarise the conversation") || !strings.Contains(ask, "The user asks: keep the names") {
+		t.Errorf("compaction request %q", ask)
+	}
+	if n := len(reqs[3].History); n != 1 || reqs[3].History[0].Text() != "third" {
+		t.Errorf("after /clear the model got %d messages: %+v", n, reqs[3].History)
+	}
+	for _, want := range []string{"Unknown command /nope.", "History compacted", "yolo on", "New session s2."} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if d.Mode() != Yolo {
+		t.Error("/yolo did not switch the decider")
+	}
+	if savedOld != 3 || savedNew != 1 {
+		t.Errorf("saved %d times in the old session, %d in the new; want 3 (two turns, the compaction) and 1", savedOld, savedNew)
+	}
+}
+
+func TestIsCommand(t *testing.T) {
+	for line, want := range map[string]bool{"/help": true, "/model k2": true, "/etc/hosts is wrong": false,
+		"/": false, "hello": false, "/help\nmore": false} {
+		if got := isCommand(line); got != want {
+			t.Errorf("isCommand(%q) = %v", line, got)
+		}
+	}
+	if got := CompleteCommand("/co"); len(got) != 1 || got[0] != "/compact" {
+		t.Errorf("CompleteCommand(/co) = %q", got)
+	}
+}
+
+// TestSpinnerClearsItsLine: every frame clears the line first, so a
+// shorter frame ("1.0s" after "999ms") leaves no stray characters.
+func TestSpinnerClearsItsLine(t *testing.T) {
+	out := &syncBuffer{}
+	start := time.Now()
+	var mu sync.Mutex
+	calls := 0
+	now := func() time.Time { // 999ms, then 1.0s
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if calls <= 2 {
+			return start.Add(time.Duration(calls-1) * 999 * time.Millisecond)
+		}
+		return start.Add(time.Second)
+	}
+	p := NewTextPrinter(out, out, TextOptions{TTY: true, Now: now})
+	p.Observe(loop.StepStarted{Step: 1, Attempt: 1})
+	deadline := time.Now().Add(bound)
+	for strings.Count(out.String(), "thinking") < 2 && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	p.Pause()
+	frames := strings.Split(out.String(), "\r")[1:]
+	if len(frames) < 3 {
+		t.Fatalf("frames %q", out.String())
+	}
+	for _, f := range frames {
+		if !strings.HasPrefix(f, "\033[K") {
+			t.Errorf("a frame does not clear its line: %q", f)
+		}
 	}
 }
