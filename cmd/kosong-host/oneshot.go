@@ -51,6 +51,9 @@ func oneShot(ctx context.Context, l *loop.Loop, input string, sess *session.Sess
 		}
 		jp.Result(ev)
 	} else if text != "" {
+		if isTerminal(stdout) && os.Getenv("NO_COLOR") == "" {
+			text = repl.RenderMarkdown(text, terminalWidth(stdout))
+		}
 		fmt.Fprint(stdout, text)
 		if !strings.HasSuffix(text, "\n") {
 			fmt.Fprintln(stdout)

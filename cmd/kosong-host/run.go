@@ -62,10 +62,12 @@ func newRunCmd(g *globals) *cobra.Command {
 		Long: `Run the agent.
 
 With a terminal on stdin (or --interactive), run an interactive session:
-type a message, the agent works on it, type the next one. Ctrl-C cancels
-the running turn; Ctrl-C at the prompt, Ctrl-D, exit or quit leave. Tools
-that need approval ask: approve, approve for this session, reject, or
-reject with feedback.
+type a message, the agent works on it, type the next one. Enter sends,
+Ctrl-J adds a line, a paste is one message; /help lists the slash commands
+and keys. Ctrl-C cancels the running turn; Ctrl-C at the prompt, Ctrl-D,
+/exit, exit or quit leave. Tools that need approval ask, answered by one
+key: 1 approve once, 2 approve for this session, 3 reject, 4 reject with
+feedback; keys typed ahead and pasted text never answer.
 
 With a prompt (-p PROMPT or the argument), or with the prompt on stdin when
 stdin is not a terminal, run one turn and exit. Piped stdin given with a

@@ -196,3 +196,14 @@ func compactTokens(n int64) string {
 		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1_000_000), ".0") + "M"
 	}
 }
+
+// RenderMarkdown renders a whole Markdown text for a terminal of width
+// columns (0: 100), e.g. the final answer of a one-shot run on a terminal.
+func RenderMarkdown(text string, width int) string {
+	m := newMarkdown(width)
+	if m == nil {
+		return text
+	}
+	m.buf.WriteString(text)
+	return m.flush()
+}
