@@ -326,6 +326,14 @@ func TestTerminalMarkdown(t *testing.T) {
 		t.Errorf("piped: exit %d, stdout %q, want the Markdown as it is", r.code, r.stdout)
 	}
 
+	oneShot := startTerminal(t, work, nil, "--agent", filepath.Join(testbin.Root(), "agent.yaml"), "run",
+		"--provider", "scripted", "--script", "script.yaml", "-p", "show")
+	oneShot.Expect("bold")
+	<-oneShot.done
+	if out := oneShot.Output(); strings.Contains(out, "**bold**") || !strings.Contains(out, "\x1b[") {
+		t.Errorf("one-shot on a terminal: the answer was not rendered:\n%q", out)
+	}
+
 	plain := startTerminal(t, work, []string{"NO_COLOR=1"}, "--agent", filepath.Join(testbin.Root(), "agent.yaml"), "run",
 		"--provider", "scripted", "--script", "script.yaml")
 	plain.Expect("/help for commands")
