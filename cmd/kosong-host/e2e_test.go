@@ -121,7 +121,8 @@ func TestToolsCallEcho(t *testing.T) {
 		{"arguments on stdin", `{"text":"from stdin"}`, []string{"tools", "call", "Echo"}, 0, "from stdin\n", "", true},
 		{"invalid JSON", "", []string{"tools", "call", "Echo", `{bad`}, 1, "", "Error parsing JSON arguments: invalid character 'b'", false},
 		{"schema violation", "", []string{"tools", "call", "Echo", `{"text":1}`}, 1, "", `Error validating JSON arguments: parameter "text": type: 1 has type "integer", want "string"`, false},
-		{"unknown tool", "", []string{"tools", "call", "Nope", `{}`}, 1, "", "Tool `Nope` not found", false},
+		{"unknown tool", "", []string{"tools", "call", "Nope", `{}`}, 2, "", "Tool `Nope` not found", false},
+		{"mistyped tool", "", []string{"tools", "call", "Ecko", `{}`}, 2, "", "(did you mean Echo?)", false},
 		{"unknown flag", "", []string{"tools", "call", "--bogus"}, 2, "", "unknown flag: --bogus", false},
 		{"bad log level", "", []string{"--log-level", "loud", "tools", "list"}, 2, "", `invalid --log-level "loud"`, false},
 	}

@@ -33,6 +33,9 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkPluginDirs(g.pluginDirs); err != nil {
+				return err
+			}
 			level := hclog.LevelFromString(g.logLevel)
 			if level == hclog.NoLevel {
 				return exitCode(2, fmt.Errorf("invalid --log-level %q: use trace, debug, info, warn, error or off", g.logLevel))
@@ -44,6 +47,8 @@ func newRootCmd() *cobra.Command {
 			return nil
 		},
 	}
+	root.Version = buildVersion()
+	root.SetVersionTemplate("kosong-host {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitCode(2, err) })
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.agentPath, "agent", "agent.yaml", "agent spec file")

@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/chzyer/readline"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
@@ -33,6 +33,9 @@ const (
 	// exitProvider: the model provider kept failing (retryable errors)
 	// through every retry (EX_TEMPFAIL).
 	exitProvider = 75
+	// exitRefused: the turn ended but a tool call was refused (its
+	// approval was rejected, by the user or because nobody could be asked).
+	exitRefused = 3
 	// exitInterrupted: the turn was cancelled (Ctrl-C, SIGTERM).
 	exitInterrupted = 130
 )
@@ -56,24 +59,31 @@ type runFlags struct {
 func newRunCmd(g *globals) *cobra.Command {
 	f := &runFlags{}
 	cmd := &cobra.Command{
-		Use:   "run",
+		Use:   "run [PROMPT]",
 		Short: "Run the agent: an interactive session, or one turn with -p",
 		Long: `Run the agent.
 
 With a terminal on stdin (or --interactive), run an interactive session:
-type a message, the agent works on it, type the next one. Ctrl-C cancels
-the running turn; Ctrl-C at the prompt, Ctrl-D, exit or quit leave. Tools
-that need approval ask: approve, approve for this session, reject, or
-reject with feedback.
+type a message, the agent works on it, type the next one. Enter sends,
+Ctrl-J adds a line, a paste is one message; /help lists the slash commands
+and keys. Ctrl-C cancels the running turn; Ctrl-C at the prompt, Ctrl-D,
+/exit, exit or quit leave. Tools that need approval ask, answered by one
+key: 1 approve once, 2 approve for this session, 3 reject, 4 reject with
+feedback; keys typed ahead and pasted text never answer.
 
-With -p, or with the prompt on stdin when stdin is not a terminal, run one
-turn and exit: 0 done, 1 the turn failed (or a call was rejected, or the
-repeat guard stopped it), 2 usage
-or configuration error, 75 the provider kept failing after retries, 130
-interrupted (the session is saved first: --resume continues it). Nobody can answer approval requests then: they are rejected,
-telling the model that --yolo allows them, unless --yolo is given.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runAgent(cmd, g, f) },
+With a prompt (-p PROMPT or the argument), or with the prompt on stdin when
+stdin is not a terminal, run one turn and exit. Piped stdin given with a
+prompt is added to it as context (git diff | kosong-host run "review this").
+In text mode stdout carries only the final answer; tool lines, usage and
+warnings go to stderr. With --output-format stream-json the last event is
+"result". Exit codes: 0 done, 1 the turn failed (or the repeat guard
+stopped it), 2 usage or configuration error, 3 done but a tool call was refused (its approval was rejected), 75
+the provider kept failing after retries, 130 interrupted
+(the session is saved first: --resume continues it). Nobody can answer
+approval requests then: they are rejected, telling the model that --yolo
+allows them, unless --yolo is given.`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runAgent(cmd, g, f, args) },
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.prompt, "prompt", "p", "", "run one turn with this prompt and exit")
@@ -99,20 +109,43 @@ type runMode struct {
 	input   string // the one-shot prompt
 }
 
-// decideMode: -p runs one turn; else a terminal on stdin (or
+// decideMode: a prompt (-p or the argument) runs one turn, with piped
+// stdin added to it as context; else a terminal on stdin (or
 // --interactive) runs the REPL; else stdin holds the prompt.
-func decideMode(f *runFlags, stdin io.Reader, stdinTTY bool) (runMode, error) {
+func decideMode(f *runFlags, args []string, stdin io.Reader, stdinTTY bool) (runMode, error) {
+	prompt := f.prompt
+	if len(args) > 0 {
+		if prompt != "" {
+			return runMode{}, errors.New("give the prompt once: with -p or as the argument, not both")
+		}
+		prompt = strings.Join(args, " ")
+	}
+	readStdin := func() (string, error) {
+		data, err := io.ReadAll(stdin)
+		if err != nil {
+			return "", fmt.Errorf("reading stdin: %w", err)
+		}
+		return strings.TrimSpace(string(data)), nil
+	}
 	switch {
-	case f.prompt != "":
-		return runMode{oneShot: true, input: f.prompt}, nil
+	case prompt != "" && (stdinTTY || f.interactive):
+		return runMode{oneShot: true, input: prompt}, nil
+	case prompt != "":
+		piped, err := readStdin()
+		if err != nil {
+			return runMode{}, err
+		}
+		if piped != "" {
+			prompt += "\n\n<stdin>\n" + piped + "\n</stdin>"
+		}
+		return runMode{oneShot: true, input: prompt}, nil
 	case stdinTTY || f.interactive:
 		return runMode{}, nil
 	}
-	data, err := io.ReadAll(stdin)
+	input, err := readStdin()
 	if err != nil {
-		return runMode{}, fmt.Errorf("reading the prompt from stdin: %w", err)
+		return runMode{}, err
 	}
-	input := strings.TrimSpace(string(data))
 	if input == "" {
 		return runMode{}, errors.New("no prompt: give one with -p, on stdin, or run in a terminal for an interactive session")
 	}
@@ -134,19 +167,10 @@ func providerOptions(f *runFlags, s *spec.Spec, workDir string) registry.Options
 // turnExit maps the outcome of a one-shot turn to the exit status. The
 // error itself has been shown by the printer, so it is only repeated on
 // stderr when stdout carries stream-json.
-func turnExit(res loop.TurnResult, err error, streamJSON bool) error {
-	code := 0
-	switch {
-	case err == nil && (res.Reason == loop.StopRejected || res.Reason == loop.StopToolCallRepeat):
-		code = 1
-	case err == nil:
+func turnExit(res loop.TurnResult, err error, refused int, streamJSON bool) error {
+	code := turnCode(res, err, refused)
+	if code == 0 {
 		return nil
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		code = exitInterrupted
-	case providers.IsRetryable(err):
-		code = exitProvider
-	default:
-		code = 1
 	}
 	if streamJSON && err != nil {
 		return exitCode(code, err)
@@ -154,12 +178,32 @@ func turnExit(res loop.TurnResult, err error, streamJSON bool) error {
 	return exitCode(code, nil)
 }
 
-func isTerminal(v any) bool {
-	f, ok := v.(*os.File)
-	return ok && readline.IsTerminal(int(f.Fd()))
+// turnCode is the exit status of a one-shot turn.
+func turnCode(res loop.TurnResult, err error, refused int) int {
+	code := 0
+	switch {
+	case err == nil && (res.Reason == loop.StopRejected || refused > 0):
+		code = exitRefused
+	case err == nil && res.Reason == loop.StopToolCallRepeat:
+		code = 1
+	case err == nil:
+		return 0
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		code = exitInterrupted
+	case providers.IsRetryable(err):
+		code = exitProvider
+	default:
+		code = 1
+	}
+	return code
 }
 
-func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error {
 	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 	streamJSON := false
 	switch f.outputFormat {
@@ -185,6 +229,9 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	if err != nil {
 		return exitCode(2, err)
 	}
+	if err := checkModelAndProvider(f); err != nil {
+		return err
+	}
 	sel, err := registry.Select(providerOptions(f, s, workDir))
 	if err != nil {
 		return exitCode(2, err)
@@ -197,7 +244,7 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	if err != nil {
 		return exitCode(2, err)
 	}
-	mode, err := decideMode(f, stdin, isTerminal(stdin))
+	mode, err := decideMode(f, args, stdin, isTerminal(stdin))
 	if err != nil {
 		return exitCode(2, err)
 	}
@@ -239,7 +286,7 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 		if ctx.Err() != nil {
 			return exitCode(exitInterrupted, ctx.Err()) // Ctrl-C while the plugins started
 		}
-		return exitCode(2, err)
+		return exitCode(2, pluginHint(err, opts.PluginDirs))
 	}
 	defer a.Close()
 	if len(s.Subagents) > 0 {
@@ -250,8 +297,12 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 		}
 	}
 
-	l, err := loop.New(loop.Config{Provider: provider, Toolset: a.Toolset, System: system, History: history,
-		MaxStepsPerTurn: f.maxSteps, Observer: fe.printer, MaxContextSize: contextSize})
+	refused := &refusals{Observer: fe.printer}
+	newLoop := func(p providers.ChatProvider, history []providers.Message, size int64) (*loop.Loop, error) {
+		return loop.New(loop.Config{Provider: p, Toolset: a.Toolset, System: system, History: history,
+			MaxStepsPerTurn: f.maxSteps, Observer: refused, MaxContextSize: size})
+	}
+	l, err := newLoop(provider, history, contextSize)
 	if err != nil {
 		return exitCode(2, err)
 	}
@@ -260,12 +311,14 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	}
 	if streamJSON || !mode.oneShot {
 		fe.printer.Start(repl.Info{SessionID: sess.ID, StateDir: sess.Dir, Agent: s.Name, Provider: provider.Name(),
-			Model: provider.Model(), Tools: a.Toolset.Names()})
+			Model: provider.Model(), Tools: a.Toolset.Names(), WorkDir: workDir, Approval: fe.decider.Mode().String(),
+			MaxContextSize: contextSize})
 	}
 	if mode.oneShot {
-		res, err := repl.RunOnce(ctx, l, mode.input, sess.SaveHistory)
-		return turnExit(res, err, streamJSON)
+		return oneShot(ctx, l, mode.input, sess, refused, fe, stdout, streamJSON)
 	}
+	fe.repl.SetCommands(slashCommands(&slashEnv{g: g, f: f, spec: s, workDir: workDir, agent: a, newLoop: newLoop,
+		provider: provider, contextSize: contextSize, sess: sess}))
 	if err := fe.repl.Run(ctx, l); err != nil && !errors.Is(err, context.Canceled) {
 		return exitCode(1, err)
 	}
@@ -275,7 +328,7 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 // frontEnd is how a run talks to the user.
 type frontEnd struct {
 	printer repl.Printer
-	decider approval.Decider
+	decider *repl.Decider
 	repl    *repl.REPL // nil in one-shot runs
 	close   func()
 }
@@ -286,41 +339,56 @@ type frontEnd struct {
 func newFrontEnd(f *runFlags, mode runMode, streamJSON bool, stdin io.Reader, stdout, stderr io.Writer, sess *session.Session) (*frontEnd, error) {
 	fe := &frontEnd{close: func() {}}
 	prompts := stdout
-	if streamJSON {
+	color := isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
+	switch {
+	case streamJSON:
 		fe.printer, prompts = repl.NewJSONPrinter(stdout), stderr
-	} else {
-		fe.printer = repl.NewTextPrinter(stdout, stderr, repl.TextOptions{TTY: isTerminal(stdout)})
+	case mode.oneShot:
+		// stdout carries only the final answer.
+		fe.printer = repl.NewTextPrinter(stderr, stderr, repl.TextOptions{TTY: isTerminal(stderr), OneShot: true,
+			Color: isTerminal(stderr) && os.Getenv("NO_COLOR") == ""})
+	default:
+		fe.printer = repl.NewTextPrinter(stdout, stderr, repl.TextOptions{TTY: isTerminal(stdout), Color: color,
+			Markdown: color, Width: terminalWidth(stdout)})
 	}
 	approvalMode, ask := repl.Unattended, approval.Asker(nil)
 	if !mode.oneShot {
-		lines, err := lineReader(stdin, prompts, isTerminal(stdin), sess)
+		lines, err := lineReader(stdin, isTerminal(stdin), sess)
 		if err != nil {
 			return nil, err
+		}
+		var keys repl.KeyReader
+		if in, ok := stdin.(*os.File); ok && isTerminal(stdin) {
+			keys = repl.NewKeys(in, prompts)
 		}
 		// Ctrl-C while a turn runs cancels the turn (the terminal is not
 		// in raw mode then); at the prompt readline reports it.
 		interrupts := make(chan os.Signal, 1)
 		signal.Notify(interrupts, os.Interrupt)
 		fe.close = func() { signal.Stop(interrupts); lines.Close() }
-		fe.repl = repl.New(repl.Config{Lines: lines, Printer: fe.printer, Prompts: prompts, Interrupts: interrupts, AfterTurn: sess.SaveHistory})
+		fe.repl = repl.New(repl.Config{Lines: lines, Keys: keys, Printer: fe.printer, Prompts: prompts, Color: color,
+			Interrupts: interrupts, AfterTurn: sess.SaveHistory})
 		approvalMode, ask = repl.Ask, fe.repl.Asker()
 	}
 	if f.yolo {
 		approvalMode = repl.Yolo
 	}
 	fe.decider = repl.NewDecider(approvalMode, ask, fe.printer)
+	if fe.repl != nil {
+		fe.repl.SetDecider(fe.decider)
+	}
 	return fe, nil
 }
 
 // lineReader reads the REPL's lines: with line editing and a prompt
 // history kept beside the sessions on a terminal, else line by line.
-func lineReader(stdin io.Reader, prompts io.Writer, tty bool, sess *session.Session) (repl.LineReader, error) {
-	f, ok := stdin.(*os.File)
-	if !tty || !ok {
+func lineReader(stdin io.Reader, tty bool, sess *session.Session) (repl.LineReader, error) {
+	if _, ok := stdin.(*os.File); !tty || !ok {
 		return repl.NewPipeReader(stdin), nil
 	}
 	return repl.NewTerminal(repl.TerminalConfig{
-		HistoryFile: filepath.Join(filepath.Dir(filepath.Dir(sess.Dir)), "prompt_history"),
-		Stdin:       f, Stdout: prompts, Stderr: prompts,
+		HistoryFile: filepath.Join(filepath.Dir(filepath.Dir(sess.Dir)), "prompt_history.jsonl"),
+		Complete:    repl.CompleteCommand,
+		ShowLast:    "/last",
 	})
 }

@@ -27,21 +27,23 @@ func TestTurnExit(t *testing.T) {
 		res        loop.TurnResult
 		err        error
 		streamJSON bool
+		refused    int
 		code       int
 		printed    bool // the error is printed by main (not only by the printer)
 	}{
-		{"done", loop.TurnResult{Reason: loop.StopDone}, nil, false, 0, false},
-		{"rejected", loop.TurnResult{Reason: loop.StopRejected}, nil, false, 1, false},
-		{"repeat guard", loop.TurnResult{Reason: loop.StopToolCallRepeat}, nil, false, 1, false},
-		{"max steps", loop.TurnResult{}, &loop.MaxStepsError{N: 3}, false, 1, false},
-		{"not retryable", loop.TurnResult{}, &providers.Error{Provider: "p", Kind: providers.ErrAuth}, false, 1, false},
-		{"retries exhausted", loop.TurnResult{}, &loop.RetriesExhaustedError{Attempts: 3, Err: retryable}, false, exitProvider, false},
-		{"retries exhausted, stream-json", loop.TurnResult{}, &loop.RetriesExhaustedError{Attempts: 3, Err: retryable}, true, exitProvider, true},
-		{"cancelled", loop.TurnResult{}, context.Canceled, false, exitInterrupted, false},
+		{"done", loop.TurnResult{Reason: loop.StopDone}, nil, false, 0, 0, false},
+		{"rejected", loop.TurnResult{Reason: loop.StopRejected}, nil, false, 1, exitRefused, false},
+		{"done after a refused call", loop.TurnResult{Reason: loop.StopDone}, nil, false, 1, exitRefused, false},
+		{"repeat guard", loop.TurnResult{Reason: loop.StopToolCallRepeat}, nil, false, 0, 1, false},
+		{"max steps", loop.TurnResult{}, &loop.MaxStepsError{N: 3}, false, 0, 1, false},
+		{"not retryable", loop.TurnResult{}, &providers.Error{Provider: "p", Kind: providers.ErrAuth}, false, 0, 1, false},
+		{"retries exhausted", loop.TurnResult{}, &loop.RetriesExhaustedError{Attempts: 3, Err: retryable}, false, 0, exitProvider, false},
+		{"retries exhausted, stream-json", loop.TurnResult{}, &loop.RetriesExhaustedError{Attempts: 3, Err: retryable}, true, 0, exitProvider, true},
+		{"cancelled", loop.TurnResult{}, context.Canceled, false, 0, exitInterrupted, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := turnExit(tt.res, tt.err, tt.streamJSON)
+			err := turnExit(tt.res, tt.err, tt.refused, tt.streamJSON)
 			if tt.code == 0 {
 				if err != nil {
 					t.Fatal(err)
@@ -60,22 +62,26 @@ func TestDecideMode(t *testing.T) {
 	tests := []struct {
 		name        string
 		flags       runFlags
+		args        []string
 		stdin       string
 		tty         bool
 		wantOneShot bool
 		wantInput   string
 		wantErr     string
 	}{
-		{"-p", runFlags{prompt: "hi"}, "ignored", false, true, "hi", ""},
-		{"-p on a terminal", runFlags{prompt: "hi"}, "", true, true, "hi", ""},
-		{"terminal", runFlags{}, "", true, false, "", ""},
-		{"--interactive on a pipe", runFlags{interactive: true}, "a\nb\n", false, false, "", ""},
-		{"prompt on stdin", runFlags{}, "  what is this?\n", false, true, "what is this?", ""},
-		{"empty stdin", runFlags{}, " \n", false, false, "", "no prompt: give one with -p"},
+		{"-p with piped stdin", runFlags{prompt: "review"}, nil, "diff --git a b\n", false, true, "review\n\n<stdin>\ndiff --git a b\n</stdin>", ""},
+		{"-p with empty stdin", runFlags{prompt: "hi"}, nil, "", false, true, "hi", ""},
+		{"-p on a terminal", runFlags{prompt: "hi"}, nil, "", true, true, "hi", ""},
+		{"the argument", runFlags{}, []string{"fix", "the test"}, "", true, true, "fix the test", ""},
+		{"the argument and -p", runFlags{prompt: "a"}, []string{"b"}, "", true, false, "", "give the prompt once"},
+		{"terminal", runFlags{}, nil, "", true, false, "", ""},
+		{"--interactive on a pipe", runFlags{interactive: true}, nil, "a\nb\n", false, false, "", ""},
+		{"prompt on stdin", runFlags{}, nil, "  what is this?\n", false, true, "what is this?", ""},
+		{"empty stdin", runFlags{}, nil, " \n", false, false, "", "no prompt: give one with -p"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := decideMode(&tt.flags, strings.NewReader(tt.stdin), tt.tty)
+			m, err := decideMode(&tt.flags, tt.args, strings.NewReader(tt.stdin), tt.tty)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err %v", err)
@@ -167,7 +173,7 @@ func TestRunExitCodes(t *testing.T) {
 		stderr []string
 	}{
 		{"done", script("turns:\n  - text: Hello from the script.\n"), "", append(scriptArgs, "-p", "hi"),
-			0, []string{"Hello from the script.\n", "[1 step]"}, nil},
+			0, []string{"Hello from the script.\n"}, []string{"[1 step]"}},
 		{"prompt on stdin", script("turns:\n  - text: Got it.\n"), "the question\n", scriptArgs,
 			0, []string{"Got it."}, nil},
 		{"turn fails", script("turns:\n  - error: auth\n"), "", append(scriptArgs, "-p", "hi"),
@@ -230,7 +236,7 @@ func TestRunStreamJSONAndSession(t *testing.T) {
 			stateDir = ev.StateDir
 		}
 	}
-	if !slices.Equal(types, []string{"session", "step_start", "text", "stop", "turn_end"}) {
+	if !slices.Equal(types, []string{"session", "step_start", "text", "stop", "turn_end", "result"}) {
 		t.Fatalf("events %v", types)
 	}
 	// The history was saved after the turn, with the rendered system

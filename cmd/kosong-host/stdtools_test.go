@@ -68,7 +68,7 @@ func TestStandardToolsThroughTheHost(t *testing.T) {
 			"FetchURL refused to connect to " + strings.TrimPrefix(web.URL, "http://") + ", a loopback address", nil},
 		{"SetTodoList", "SetTodoList", `{"todos":[{"title":"write tests","status":"in_progress"}]}`, false, 0, "write tests", "", nil},
 		{"Think", "Think", `{"thought":"hmm"}`, false, 0, "", "", nil},
-		{"SearchWeb is skipped", "SearchWeb", `{"query":"x"}`, false, 1, "", "Tool `SearchWeb` not found", nil},
+		{"SearchWeb is skipped", "SearchWeb", `{"query":"x"}`, false, 2, "", "Tool `SearchWeb` not found", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -44,7 +44,7 @@ func (g *globals) loadForTools(ctx context.Context, decider approval.Decider) (*
 	a, err := agent.Load(ctx, g.agentPath, opts)
 	if err != nil {
 		os.RemoveAll(stateDir)
-		return nil, nil, exitCode(2, err)
+		return nil, nil, exitCode(2, pluginHint(err, opts.PluginDirs))
 	}
 	return a, func() { a.Close(); os.RemoveAll(stateDir) }, nil
 }
@@ -129,7 +129,7 @@ func newToolsDescribeCmd(g *globals) *cobra.Command {
 			return g.withAgent(cmd, approval.Deny{}, func(_ context.Context, a *agent.Agent) error {
 				t, ok := a.Toolset.Find(args[0])
 				if !ok {
-					return exitCode(2, fmt.Errorf("Tool `%s` not found in %s (tools: %s)", args[0], g.agentPath, strings.Join(a.Toolset.Names(), ", ")))
+					return toolNotFound(args[0], g.agentPath, a.Toolset.Names())
 				}
 				s := t.Spec()
 				var schema any
@@ -159,7 +159,7 @@ func newToolsCallCmd(g *globals) *cobra.Command {
 		Short: "Call one tool through its plugin, as the agent loop would",
 		Long: "Call one tool through the same launcher and toolset that `run` uses. The output goes to stdout,\n" +
 			"the error message to stderr. JSON defaults to stdin when it is not a terminal, else {}.\n" +
-			"Exit codes: 0 ok, 1 the tool returned an error or was rejected, 2 usage, spec or load error.",
+			"Exit codes: 0 ok, 1 the tool returned an error or was rejected, 2 usage, spec or load error (an unknown tool too).",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			argsJSON, err := callArguments(cmd.InOrStdin(), args)
@@ -171,6 +171,9 @@ func newToolsCallCmd(g *globals) *cobra.Command {
 				decider = approval.Yolo{}
 			}
 			return g.withAgent(cmd, decider, func(ctx context.Context, a *agent.Agent) error {
+				if _, ok := a.Toolset.Find(args[0]); !ok {
+					return toolNotFound(args[0], g.agentPath, a.Toolset.Names())
+				}
 				start := time.Now()
 				call := providers.ToolCall{ID: fmt.Sprintf("tools-call-%d", start.UnixNano()), Name: args[0], Arguments: argsJSON}
 				r := a.Toolset.Handle(ctx, call).Result()

@@ -57,13 +57,18 @@ func compactionCut(history []providers.Message) int {
 
 // compact replaces the history but its tail with the model's summary of it.
 func (l *Loop) compact(ctx context.Context, tokens int64, usage *providers.Usage) error {
+	return l.compactWith(ctx, tokens, usage, compactRequest)
+}
+
+// compactWith compacts with request as the question to the model.
+func (l *Loop) compactWith(ctx context.Context, tokens int64, usage *providers.Usage, request string) error {
 	history := l.snapshot()
 	cut := compactionCut(history)
 	if cut == 0 {
 		return nil
 	}
 	ask := append(append([]providers.Message(nil), history[:cut]...),
-		providers.Message{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart(compactRequest)}})
+		providers.Message{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart(request)}})
 	// The tools are still declared: some providers refuse a history with
 	// tool calls and no tools.
 	stream, err := l.cfg.Provider.Stream(ctx, providers.Request{System: compactSystem, History: ask, Tools: l.cfg.Toolset.Tools()})

@@ -113,7 +113,8 @@ type ResponseStopped struct {
 // ApprovalDecided is an approval request and its answer. Answer says who
 // decided: "yolo", "unattended", "user" or "session" (approved earlier for
 // the session). ForSession: the user approved the action for the rest of
-// the session.
+// the session. Waited is how long the user took to answer (0 when nobody
+// was asked); it is part of the call's ToolCallFinished.Duration.
 type ApprovalDecided struct {
 	ToolCallID  string
 	ToolName    string
@@ -123,6 +124,7 @@ type ApprovalDecided struct {
 	Feedback    string
 	Answer      string
 	ForSession  bool
+	Waited      time.Duration
 }
 
 // ToolProgress is a progress report of a running tool call, from tools that

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/loop"
@@ -36,16 +38,64 @@ const (
 	Unattended
 )
 
+// String names the mode, for the banner.
+func (m ApprovalMode) String() string {
+	switch m {
+	case Yolo:
+		return "yolo (every action approved)"
+	case Unattended:
+		return "unattended (actions that need approval are rejected; --yolo allows them)"
+	}
+	return "ask"
+}
+
+// Decider is the approval decider of a run: its mode's decisions, every one
+// reported to the observer as a loop.ApprovalDecided event. In Ask mode
+// yolo can be switched on and off (/yolo).
+type Decider struct {
+	mode  ApprovalMode
+	base  *observed
+	yolo  *observed
+	onOff atomic.Bool
+}
+
 // NewDecider returns the decider of a run; every decision is reported to
 // obs as a loop.ApprovalDecided event. ask is used in Ask mode only.
-func NewDecider(mode ApprovalMode, ask approval.Asker, obs loop.Observer) approval.Decider {
+func NewDecider(mode ApprovalMode, ask approval.Asker, obs loop.Observer) *Decider {
+	d := &Decider{mode: mode, yolo: &observed{d: approval.Yolo{}, obs: obs, answer: AnswerYolo}}
 	switch mode {
 	case Yolo:
-		return &observed{d: approval.Yolo{}, obs: obs, answer: AnswerYolo}
+		d.base = d.yolo
 	case Unattended:
-		return &observed{d: approval.Deny{Feedback: approval.UnattendedFeedback}, obs: obs, answer: AnswerUnattended}
+		d.base = &observed{d: approval.Deny{Feedback: approval.UnattendedFeedback}, obs: obs, answer: AnswerUnattended}
+	default:
+		d.base = &observed{d: approval.NewSession(ask), obs: obs, answer: AnswerSession}
 	}
-	return &observed{d: approval.NewSession(ask), obs: obs, answer: AnswerSession}
+	return d
+}
+
+// Decide implements approval.Decider.
+func (d *Decider) Decide(ctx context.Context, req approval.Request) (approval.Decision, error) {
+	if d.onOff.Load() {
+		return d.yolo.Decide(ctx, req)
+	}
+	return d.base.Decide(ctx, req)
+}
+
+// SetYolo switches approving everything on or off (Ask mode only; in the
+// other modes it does nothing).
+func (d *Decider) SetYolo(on bool) {
+	if d.mode == Ask {
+		d.onOff.Store(on)
+	}
+}
+
+// Mode is the current approval mode.
+func (d *Decider) Mode() ApprovalMode {
+	if d.onOff.Load() {
+		return Yolo
+	}
+	return d.mode
 }
 
 // observed reports the decisions of d.
@@ -62,18 +112,19 @@ type askRecord struct {
 	mu     sync.Mutex
 	asked  bool
 	answer approval.Answer
+	waited time.Duration
 }
 
-func (r *askRecord) set(a approval.Answer) {
+func (r *askRecord) set(a approval.Answer, waited time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.asked, r.answer = true, a
+	r.asked, r.answer, r.waited = true, a, waited
 }
 
-func (r *askRecord) get() (approval.Answer, bool) {
+func (r *askRecord) get() (approval.Answer, time.Duration, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.answer, r.asked
+	return r.answer, r.waited, r.asked
 }
 
 func (o *observed) Decide(ctx context.Context, req approval.Request) (approval.Decision, error) {
@@ -84,50 +135,76 @@ func (o *observed) Decide(ctx context.Context, req approval.Request) (approval.D
 	if err != nil {
 		return d, err
 	}
-	answer, forSession := o.answer, false
-	if a, ok := asked.get(); ok {
-		answer, forSession = AnswerUser, a == approval.ApproveForSession
+	answer, forSession, waited := o.answer, false, time.Duration(0)
+	if a, w, ok := asked.get(); ok {
+		answer, forSession, waited = AnswerUser, a == approval.ApproveForSession, w
 	}
 	o.obs.Observe(loop.ApprovalDecided{ToolCallID: req.ToolCallID, ToolName: req.ToolName, Action: req.Action,
-		Description: req.Description, Approved: d.Approved, Feedback: d.Feedback, Answer: answer, ForSession: forSession})
+		Description: req.Description, Approved: d.Approved, Feedback: d.Feedback, Answer: answer, ForSession: forSession,
+		Waited: waited})
 	return d, nil
 }
 
-// asker asks approval questions on out and reads the answers from lines.
+// asker asks approval questions on out and reads the answers: single
+// keys from keys on a terminal, else lines from lines.
 type asker struct {
 	lines     LineReader
+	keys      KeyReader
 	out       io.Writer
 	printer   Printer
+	style     func(code, s string) string
 	interrupt func()
+	now       func() time.Time
 }
 
-// ask implements approval.Asker. The answers: 1/y/yes (approve),
-// 2/s/session (approve for this session), 3/n/no (reject), 4/f/feedback
-// (reject with feedback: the text after the answer, or the next line).
-// Anything else asks again. The end of input rejects; Ctrl-C interrupts
-// the turn.
+// The legend of the approval answers.
+const (
+	keyLegend  = "[1] approve once  [2] approve for this session  [3] reject  [4] reject with feedback"
+	lineLegend = "1) approve once  2) approve for this session  3) reject  4) reject with feedback"
+)
+
+// ask implements approval.Asker and records the answer and the time the
+// user took in the request's askRecord.
 func (a *asker) ask(ctx context.Context, req approval.Request) (approval.Answer, string, error) {
+	if a.now == nil {
+		a.now = time.Now
+	}
+	if a.style == nil {
+		a.style = func(_, s string) string { return s }
+	}
+	start := a.now()
 	answer, feedback, err := a.askUser(ctx, req)
 	if rec, ok := ctx.Value(askedKey{}).(*askRecord); ok && err == nil {
-		rec.set(answer)
+		rec.set(answer, a.now().Sub(start))
 	}
 	return answer, feedback, err
+}
+
+// question is the approval question: the tool, the action, what will
+// happen (the description: the command, the file) and the display blocks
+// (the diff).
+func (a *asker) question(req approval.Request) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s %s wants approval to %s\n", a.style(ansiYellow, "?"), a.style(ansiBold, req.ToolName), a.style(ansiBold, req.Action))
+	if req.Description != "" {
+		for _, l := range strings.Split(strings.TrimRight(req.Description, "\n"), "\n") {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
+	for _, l := range displayLines(req.Display, a.style) {
+		fmt.Fprintf(&b, "    %s\n", l)
+	}
+	return b.String()
 }
 
 func (a *asker) askUser(ctx context.Context, req approval.Request) (approval.Answer, string, error) {
 	if a.printer != nil {
 		a.printer.Pause()
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "\n? %s wants approval to %s\n", req.ToolName, req.Action)
-	if req.Description != "" {
-		fmt.Fprintf(&b, "  %s\n", req.Description)
+	if a.keys != nil {
+		return a.askKey(ctx, req)
 	}
-	for _, l := range displayLines(req.Display) {
-		fmt.Fprintf(&b, "    %s\n", l)
-	}
-	b.WriteString("  1) approve  2) approve for this session  3) reject  4) reject with feedback\n")
-	io.WriteString(a.out, b.String())
+	io.WriteString(a.out, a.question(req)+"  "+lineLegend+"\n")
 	for {
 		line, err := a.lines.ReadLine(ctx, "answer [1-4]: ")
 		switch {
@@ -145,11 +222,11 @@ func (a *asker) askUser(ctx context.Context, req approval.Request) (approval.Ans
 		word, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
 		rest = strings.TrimSpace(rest)
 		switch strings.ToLower(strings.TrimSuffix(word, ":")) {
-		case "1", "y", "yes", "a", "approve":
+		case "1", "y", "yes", "approve":
 			return approval.Approve, "", nil
 		case "2", "s", "session":
 			return approval.ApproveForSession, "", nil
-		case "3", "n", "no", "r", "reject":
+		case "3", "n", "no", "reject":
 			return approval.Reject, "", nil
 		case "4", "f", "feedback":
 			if rest == "" {
@@ -162,5 +239,47 @@ func (a *asker) askUser(ctx context.Context, req approval.Request) (approval.Ans
 			return approval.Reject, rest, nil
 		}
 		fmt.Fprintln(a.out, "  please answer 1, 2, 3 or 4")
+	}
+}
+
+// askKey asks on a terminal: one key press answers, typed-ahead and
+// pasted text never do.
+func (a *asker) askKey(ctx context.Context, req approval.Request) (approval.Answer, string, error) {
+	io.WriteString(a.out, a.question(req))
+	legend := "  " + a.style(ansiDim, keyLegend)
+	ignored := "  " + a.style(ansiDim, "(pasted text is not an answer: press 1, 2, 3 or 4)")
+	for {
+		key, err := a.keys.ReadKey(ctx, legend, ignored)
+		legend = "" // shown once
+		switch {
+		case errors.Is(err, io.EOF):
+			fmt.Fprintln(a.out, "  (end of input: rejected)")
+			return approval.Reject, "", nil
+		case errors.Is(err, ErrInterrupt):
+			if a.interrupt != nil {
+				a.interrupt()
+			}
+			return approval.Reject, "", context.Canceled
+		case err != nil:
+			return approval.Reject, "", err
+		}
+		switch key {
+		case '1':
+			return approval.Approve, "", nil
+		case '2':
+			return approval.ApproveForSession, "", nil
+		case '3', 0x1b:
+			return approval.Reject, "", nil
+		case '4':
+			fb, err := a.lines.ReadLine(ctx, "feedback: ")
+			if err != nil && !errors.Is(err, io.EOF) {
+				if errors.Is(err, ErrInterrupt) && a.interrupt != nil {
+					a.interrupt()
+					return approval.Reject, "", context.Canceled
+				}
+				return approval.Reject, "", err
+			}
+			return approval.Reject, strings.TrimSpace(fb), nil
+		}
 	}
 }

@@ -18,7 +18,7 @@ const (
 // displayLines renders an approval request's display blocks for the
 // terminal: diffs as changed lines, briefs as text; other kinds are left
 // out.
-func displayLines(blocks []approval.Display) []string {
+func displayLines(blocks []approval.Display, style func(code, s string) string) []string {
 	var out []string
 	for _, b := range blocks {
 		switch b.Kind {
@@ -29,7 +29,10 @@ func displayLines(blocks []approval.Display) []string {
 				NewText string `json:"new_text"`
 			}
 			if json.Unmarshal(b.Data, &d) == nil {
-				out = append(out, lineDiff(d.OldText, d.NewText)...)
+				if d.Path != "" {
+					out = append(out, style(ansiBold, d.Path))
+				}
+				out = append(out, renderDiff(lineDiff(d.OldText, d.NewText), style)...)
 			}
 		case "brief":
 			var s string
@@ -41,12 +44,25 @@ func displayLines(blocks []approval.Display) []string {
 	return out
 }
 
-// lineDiff lists the lines removed (-) and added (+) from old to new, in
-// order, with "…" between separate hunks.
-func lineDiff(old, new string) []string {
+// diffContext is the number of unchanged lines shown around a change.
+const diffContext = 2
+
+// diffLine is one line of a diff: Kind is ' ' (context), '-' or '+'; No
+// is its line number (in the old text for '-', else in the new); a Kind
+// of '…' separates hunks, or says how many lines were left out.
+type diffLine struct {
+	Kind rune
+	No   int
+	Text string
+}
+
+// lineDiff lists the lines removed and added from old to new, in order,
+// with diffContext unchanged lines around each change and a '…' line
+// between separate hunks.
+func lineDiff(old, new string) []diffLine {
 	a, b := splitLines(old), splitLines(new)
 	if len(a) > maxDiffInput || len(b) > maxDiffInput {
-		return []string{fmt.Sprintf("(%d lines -> %d lines)", len(a), len(b))}
+		return []diffLine{{Kind: '…', Text: fmt.Sprintf("(%d lines -> %d lines)", len(a), len(b))}}
 	}
 	// lcs[i][j] is the length of the longest common subsequence of a[i:] and b[j:].
 	lcs := make([][]int, len(a)+1)
@@ -62,33 +78,70 @@ func lineDiff(old, new string) []string {
 			}
 		}
 	}
-	var out []string
-	gap := false
-	emit := func(s string) {
-		if gap && len(out) > 0 {
-			out = append(out, "…")
-		}
-		gap = false
-		out = append(out, s)
-	}
+	var all []diffLine
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
 		switch {
 		case i < len(a) && j < len(b) && a[i] == b[j]:
-			gap = true
+			all = append(all, diffLine{' ', j + 1, b[j]})
 			i++
 			j++
 		case i < len(a) && (j == len(b) || lcs[i+1][j] >= lcs[i][j+1]):
-			emit("- " + a[i])
+			all = append(all, diffLine{'-', i + 1, a[i]})
 			i++
 		default:
-			emit("+ " + b[j])
+			all = append(all, diffLine{'+', j + 1, b[j]})
 			j++
 		}
 	}
+	// Keep the changes and the context around them.
+	keep := make([]bool, len(all))
+	for k, l := range all {
+		if l.Kind != ' ' {
+			for c := max(0, k-diffContext); c <= min(len(all)-1, k+diffContext); c++ {
+				keep[c] = true
+			}
+		}
+	}
+	var out []diffLine
+	skipped := false
+	for k, l := range all {
+		if !keep[k] {
+			skipped = true
+			continue
+		}
+		if skipped && len(out) > 0 {
+			out = append(out, diffLine{Kind: '…', Text: "…"})
+		}
+		skipped = false
+		out = append(out, l)
+	}
 	if len(out) > maxDiffLines {
 		rest := len(out) - maxDiffLines
-		out = append(out[:maxDiffLines], fmt.Sprintf("… (%d more lines)", rest))
+		out = append(out[:maxDiffLines], diffLine{Kind: '…', Text: fmt.Sprintf("… (%d more lines)", rest)})
+	}
+	return out
+}
+
+// renderDiff formats diff lines with their numbers, removed lines red and
+// added ones green (style does nothing when colours are off).
+func renderDiff(lines []diffLine, style func(code, s string) string) []string {
+	width := 1
+	for _, l := range lines {
+		width = max(width, len(fmt.Sprint(l.No)))
+	}
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		switch l.Kind {
+		case '…':
+			out = append(out, style(ansiDim, l.Text))
+		case '-':
+			out = append(out, style(ansiRed, fmt.Sprintf("%*d - %s", width, l.No, l.Text)))
+		case '+':
+			out = append(out, style(ansiGreen, fmt.Sprintf("%*d + %s", width, l.No, l.Text)))
+		default:
+			out = append(out, style(ansiDim, fmt.Sprintf("%*d   ", width, l.No))+l.Text)
+		}
 	}
 	return out
 }

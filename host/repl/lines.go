@@ -4,11 +4,15 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
-	"github.com/chzyer/readline"
+	"github.com/reeflective/readline"
+	"github.com/reeflective/readline/inputrc"
 )
 
 // ErrInterrupt is returned by ReadLine when the user pressed Ctrl-C at the
@@ -111,39 +115,92 @@ func NewPipeReader(r io.Reader) LineReader {
 
 // TerminalConfig configures NewTerminal.
 type TerminalConfig struct {
-	// HistoryFile keeps the prompt history across runs; "" keeps it in
-	// memory only.
+	// HistoryFile keeps the prompt history across runs (one JSON object a
+	// line); "" keeps it in memory only.
 	HistoryFile string
-	Stdin       io.ReadCloser
-	Stdout      io.Writer
-	Stderr      io.Writer
+	// Complete lists the completions of the word being typed at the start
+	// of the input (the slash commands); nil completes nothing.
+	Complete func(prefix string) []string
+	// ShowLast is the line Ctrl-O submits (e.g. "/last"); "" leaves Ctrl-O
+	// unbound.
+	ShowLast string
 }
 
-// NewTerminal reads lines from a terminal with line editing and history
-// (github.com/chzyer/readline). Only lines passed to AddHistory enter the
-// history, so approval answers stay out of it.
+// NewTerminal reads the prompts from the terminal on stdin with
+// github.com/reeflective/readline: Emacs keys, history (Up/Down, Ctrl-R
+// incremental search), Tab completion and bracketed paste, so a paste is
+// one message with its newlines kept. Enter submits; Ctrl-J inserts a
+// newline. Bracketed paste stays on between prompts too, so a paste made
+// while the agent works still arrives as one message. Approval answers are
+// not read here (see NewKeys), so the history holds prompts only.
 func NewTerminal(cfg TerminalConfig) (LineReader, error) {
-	rl, err := readline.NewEx(&readline.Config{
-		HistoryFile:            cfg.HistoryFile,
-		DisableAutoSaveHistory: true,
-		HistorySearchFold:      true,
-		Stdin:                  cfg.Stdin,
-		Stdout:                 cfg.Stdout,
-		Stderr:                 cfg.Stderr,
+	rl := readline.NewShell()
+	_ = rl.Config.Set("enable-bracketed-paste", true)
+	_ = rl.Config.Set("history-autosuggest", false)
+	// The prompt always starts a line, so the editor need not ask the
+	// terminal where the cursor is; asking (ESC [6n) loses the keys typed
+	// ahead of the prompt that arrive with the terminal's answer.
+	_ = rl.Config.Set("cursor-position-probe", false)
+	rl.Keymap.Register(map[string]func(){
+		"kosong-insert-newline": func() { rl.Cursor().InsertAt('\n') },
 	})
-	if err != nil {
-		return nil, err
+	// Ctrl-J. An Enter typed ahead stays CR (see keepCarriageReturn), so
+	// it still submits. (Alt-Enter is not offered: the editor inserts an
+	// ESC-prefixed key's escape as text instead of running its bind.)
+	_ = rl.Config.Bind("emacs", inputrc.Unescape(`\C-j`), "kosong-insert-newline", false)
+	if cfg.ShowLast != "" {
+		rl.Keymap.Register(map[string]func(){
+			"kosong-show-last": func() {
+				rl.Line().Set([]rune(cfg.ShowLast)...)
+				rl.Cursor().Set(rl.Line().Len())
+				rl.Keys.Feed(false, '\r')
+			},
+		})
+		_ = rl.Config.Bind("emacs", inputrc.Unescape(`\C-o`), "kosong-show-last", false)
 	}
-	r := newReader(func(prompt string) (string, error) {
-		rl.SetPrompt(prompt)
+	if cfg.Complete != nil {
+		rl.Completer = func(line []rune, cursor int) readline.Completions {
+			prefix := string(line[:cursor])
+			if strings.ContainsAny(prefix, " \n") {
+				return readline.Completions{}
+			}
+			return readline.CompleteValues(cfg.Complete(prefix)...)
+		}
+	}
+	if cfg.HistoryFile != "" {
+		if err := os.MkdirAll(filepath.Dir(cfg.HistoryFile), 0o700); err != nil {
+			return nil, err
+		}
+		if f, err := os.OpenFile(cfg.HistoryFile, os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+			f.Close()
+		}
+		hist, err := readline.NewHistoryFromFile(cfg.HistoryFile)
+		if err != nil {
+			return nil, fmt.Errorf("prompt history %s: %w", cfg.HistoryFile, err)
+		}
+		rl.History.Add("history", hist)
+	}
+	var mu sync.Mutex
+	prompt := "> "
+	rl.Prompt.Primary(func() string { mu.Lock(); defer mu.Unlock(); return prompt })
+	rl.Prompt.Secondary(func() string { return "  " })
+	r := newReader(func(p string) (string, error) {
+		mu.Lock()
+		prompt = p
+		mu.Unlock()
 		line, err := rl.Readline()
+		os.Stdout.WriteString(bracketedPasteOn) // Readline turns it off
 		if errors.Is(err, readline.ErrInterrupt) {
 			return "", ErrInterrupt
 		}
 		return line, err
 	})
-	r.setPrompt = func(p string) { rl.SetPrompt(p); rl.Refresh() }
-	r.addHist = func(line string) { _ = rl.SaveHistory(line) }
-	r.close = rl.Close
+	os.Stdout.WriteString(bracketedPasteOn)
+	restore := keepCarriageReturn(int(os.Stdin.Fd()))
+	r.close = func() error {
+		os.Stdout.WriteString(bracketedPasteOff)
+		restore()
+		return nil
+	}
 	return r, nil
 }

@@ -1,7 +1,6 @@
 package repl
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -10,9 +9,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/kosong-host/kosong-host/host/loop"
-	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
+
+	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/streamjson"
+	"github.com/kosong-host/kosong-host/host/toolset"
 )
 
 // Info describes a run, for the banner (text) or the session event
@@ -24,6 +25,10 @@ type Info struct {
 	Provider  string
 	Model     string
 	Tools     []string
+	// WorkDir, Approval and MaxContextSize are shown in the banner.
+	WorkDir        string
+	Approval       string
+	MaxContextSize int64
 }
 
 // Printer shows a run: the loop's events, the approval decisions and the
@@ -40,24 +45,45 @@ type Printer interface {
 
 // TextOptions configure a TextPrinter.
 type TextOptions struct {
-	// TTY enables the spinner, colours and the model's reasoning (dimmed).
+	// TTY enables the spinner and the model's reasoning (dimmed).
 	TTY bool
+	// Color enables colours; Markdown renders the assistant's text (both
+	// for a terminal without NO_COLOR).
+	Color    bool
+	Markdown bool
+	// Width is the terminal's width, for Markdown; 0 means 100.
+	Width int
+	// OneShot: the assistant's text is not shown as it streams; the text of
+	// a step that goes on to call tools is shown on errOut, and the final
+	// answer is the caller's to print (stdout carries only that).
+	OneShot bool
+	// OutputLines is how many last lines of a tool's output are shown under
+	// its header; 0 means 4.
+	OutputLines int
 	// Now returns the time; nil means time.Now. For the spinner.
 	Now func() time.Time
 }
 
-// TextPrinter shows a run for a human: the assistant's text as it streams,
-// a line when each tool call starts and one when it ends (name, brief,
-// duration), retries and errors on errOut, and the token usage after each
+// TextPrinter shows a run for a human: the assistant's text as it streams
+// (rendered Markdown on a terminal), a header when each tool call starts
+// and its outcome with the last lines of its output when it ends,
+// approvals, retries and errors, and the token and context use after each
 // turn.
 type TextPrinter struct {
 	out, errOut io.Writer
 	opts        TextOptions
 
-	mu        sync.Mutex
-	midLine   bool // the last thing written to out did not end a line
-	reasoning bool // reasoning is being written
-	spin      *spinner
+	mu         sync.Mutex
+	midLine    bool // the last thing written to out did not end a line
+	reasoning  bool // reasoning is being written
+	spin       *spinner
+	md         *markdown
+	stepText   strings.Builder // OneShot: the text of the current step
+	waited     map[string]time.Duration
+	lastHeader string
+	lastOutput string
+	context    int64 // the context's size in tokens after the last response
+	maxContext int64
 }
 
 // NewTextPrinter returns a TextPrinter writing to out and errOut.
@@ -65,29 +91,50 @@ func NewTextPrinter(out, errOut io.Writer, opts TextOptions) *TextPrinter {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &TextPrinter{out: out, errOut: errOut, opts: opts}
+	if opts.OutputLines <= 0 {
+		opts.OutputLines = 4
+	}
+	p := &TextPrinter{out: out, errOut: errOut, opts: opts, waited: map[string]time.Duration{}}
+	if opts.Markdown && !opts.OneShot {
+		p.md = newMarkdown(opts.Width)
+	}
+	return p
 }
 
 const (
-	ansiDim   = "\033[2m"
-	ansiRed   = "\033[31m"
-	ansiGreen = "\033[32m"
-	ansiReset = "\033[0m"
+	ansiBold   = "\033[1m"
+	ansiYellow = "\033[33m"
+	ansiDim    = "\033[2m"
+	ansiRed    = "\033[31m"
+	ansiGreen  = "\033[32m"
+	ansiCyan   = "\033[36m"
+	ansiReset  = "\033[0m"
 )
 
 func (p *TextPrinter) style(code, s string) string {
-	if !p.opts.TTY {
+	if !p.opts.Color || s == "" {
 		return s
 	}
 	return code + s + ansiReset
 }
 
-// Start prints the banner.
+// Start prints the banner: agent, model, work dir, approval mode, session
+// and a hint.
 func (p *TextPrinter) Start(info Info) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.out, "%s\n", p.style(ansiDim, fmt.Sprintf("kosong-host · agent %s · %s/%s · %d tools · session %s",
-		info.Agent, info.Provider, info.Model, len(info.Tools), info.SessionID)))
+	p.maxContext = info.MaxContextSize
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s · agent %s · model %s/%s · %d tools\n", p.style(ansiBold, "kosong-host"), info.Agent, info.Provider, info.Model, len(info.Tools))
+	if info.WorkDir != "" {
+		fmt.Fprintf(&b, "%s\n", p.style(ansiDim, "work dir  "+info.WorkDir))
+	}
+	if info.Approval != "" {
+		fmt.Fprintf(&b, "%s\n", p.style(ansiDim, "approval  "+info.Approval))
+	}
+	fmt.Fprintf(&b, "%s\n", p.style(ansiDim, "session   "+info.SessionID))
+	fmt.Fprintf(&b, "%s\n", p.style(ansiDim, "/help for commands · Enter sends · Ctrl-J for a new line · Ctrl-C cancels"))
+	io.WriteString(p.out, b.String())
 }
 
 // Pause stops the spinner.
@@ -95,6 +142,15 @@ func (p *TextPrinter) Pause() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stopSpinner()
+	p.flushMarkdown()
+}
+
+// LastOutput is the header and the whole output of the last tool call
+// (for /last and Ctrl-O).
+func (p *TextPrinter) LastOutput() (header, output string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastHeader, p.lastOutput
 }
 
 // Observe prints one event.
@@ -103,16 +159,28 @@ func (p *TextPrinter) Observe(e loop.Event) {
 	defer p.mu.Unlock()
 	switch e := e.(type) {
 	case loop.StepStarted:
+		p.stepText.Reset()
 		p.startSpinner()
 	case loop.TextDelta:
+		if p.opts.OneShot {
+			p.stepText.WriteString(e.Text)
+			return
+		}
+		text := e.Text
+		if p.md != nil {
+			// The spinner goes on until a rendered block is ready.
+			if text = p.md.write(text); text == "" {
+				return
+			}
+		}
 		p.stopSpinner()
 		if p.reasoning {
 			p.reasoning = false
 			p.newline()
 		}
-		p.write(e.Text)
+		p.write(text)
 	case loop.ReasoningDelta:
-		if !p.opts.TTY {
+		if !p.opts.TTY || p.opts.OneShot {
 			return
 		}
 		p.stopSpinner()
@@ -120,20 +188,15 @@ func (p *TextPrinter) Observe(e loop.Event) {
 		p.write(p.style(ansiDim, e.Text))
 	case loop.ToolCallStarted:
 		p.stopSpinner()
-		p.line(fmt.Sprintf("• %s %s", e.Call.Name, oneLine(e.Call.Arguments, 120)))
+		p.flushMarkdown()
+		if p.opts.OneShot && strings.TrimSpace(p.stepText.String()) != "" {
+			p.line(strings.TrimRight(p.stepText.String(), "\n"))
+			p.stepText.Reset()
+		}
+		p.line(fmt.Sprintf("%s %s  %s", p.style(ansiCyan, "•"), p.style(ansiBold, e.Call.Name), callSummary(e.Call.Name, e.Call.Arguments)))
 	case loop.ToolCallFinished:
 		p.stopSpinner()
-		mark, brief := p.style(ansiGreen, "✓"), Brief(e.Result)
-		switch {
-		case e.Cancelled:
-			mark, brief = p.style(ansiRed, "✗"), "cancelled"
-		case e.Result.IsError():
-			mark = p.style(ansiRed, "✗")
-		}
-		p.line(fmt.Sprintf("  %s %s: %s %s", mark, e.Call.Name, brief, p.style(ansiDim, "("+formatDuration(e.Duration)+")")))
-		if e.Reminder != "" {
-			p.line(p.style(ansiDim, fmt.Sprintf("  ! the same call %d times in a row: the model was reminded", e.Repeat)))
-		}
+		p.finished(e)
 	case loop.ToolProgress:
 		p.stopSpinner()
 		p.line(p.style(ansiDim, "  … "+e.ToolName+": "+progressText(e)))
@@ -152,32 +215,128 @@ func (p *TextPrinter) Observe(e loop.Event) {
 	case loop.ResponseStopped:
 		if w := stopWarning(e); w != "" {
 			p.stopSpinner()
+			p.flushMarkdown()
 			p.newline()
 			fmt.Fprintln(p.errOut, w)
 		}
 	case loop.ApprovalDecided:
 		p.approval(e)
+	case loop.UsageReported:
+		if t := e.Usage.InputTokens + e.Usage.OutputTokens; t > 0 {
+			p.context = t
+		}
 	case loop.TurnFailed:
 		p.stopSpinner()
+		p.flushMarkdown()
 		p.newline()
 		fmt.Fprintf(p.errOut, "error: %v\n", e.Err)
 	case loop.TurnEnded:
 		p.stopSpinner()
+		p.flushMarkdown()
 		switch e.Reason {
 		case loop.StopCancelled:
 			p.line(p.style(ansiDim, "Interrupted."))
 		case loop.StopToolCallRepeat:
 			p.line(p.style(ansiDim, "Stopped: the model kept making the same tool call."))
 		}
-		summary := plural(e.Steps, "step")
-		if e.Usage.Total() > 0 {
-			summary += fmt.Sprintf(" · %s tokens in · %s out", thousands(e.Usage.InputTokens), thousands(e.Usage.OutputTokens))
+		p.line(p.style(ansiDim, "["+p.status(e)+"]"))
+	}
+}
+
+// stopWarning is the warning for a response the provider stopped early
+// ("" for a normal stop).
+func stopWarning(e loop.ResponseStopped) string {
+	switch e.Reason {
+	case providers.StopMaxTokens:
+		if len(e.Truncated) > 0 {
+			return fmt.Sprintf("! the response was cut off by the output token limit (max_tokens): %s not run (%s); the model was told to retry in smaller parts",
+				pluralWord(len(e.Truncated), "tool call"), callNames(e.Truncated))
 		}
-		p.line(p.style(ansiDim, "["+summary+"]"))
+		return "! the response was cut off by the output token limit (max_tokens): the answer is incomplete"
+	case providers.StopContentFilter:
+		return "! the provider stopped the response (content_filter)"
+	}
+	return ""
+}
+
+func callNames(calls []providers.ToolCall) string {
+	names := make([]string, len(calls))
+	for i, c := range calls {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// pluralWord is "tool call" or "2 tool calls".
+func pluralWord(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// status is "2 steps · 12.4k tokens · 9% of 128k".
+func (p *TextPrinter) status(e loop.TurnEnded) string {
+	s := plural(e.Steps, "step")
+	if p.context > 0 {
+		s += " · " + compactTokens(p.context) + " tokens"
+		if p.maxContext > 0 {
+			s += fmt.Sprintf(" · %d%% of %s", p.context*100/p.maxContext, compactTokens(p.maxContext))
+		}
+	}
+	if e.Usage.Total() > 0 {
+		s += fmt.Sprintf(" · turn: %s in, %s out", thousands(e.Usage.InputTokens), thousands(e.Usage.OutputTokens))
+	}
+	return s
+}
+
+// finished prints a call's outcome: mark, name, summary, brief, its own
+// duration apart from the time its approval took, and the last lines of
+// its output.
+func (p *TextPrinter) finished(e loop.ToolCallFinished) {
+	mark, brief := p.style(ansiGreen, "✓"), Brief(e.Result)
+	switch {
+	case e.Cancelled:
+		mark, brief = p.style(ansiRed, "✗"), "cancelled"
+	case e.Result.IsError():
+		mark = p.style(ansiRed, "✗")
+	}
+	took := e.Duration
+	timing := ""
+	if w, ok := p.waited[e.Call.ID]; ok {
+		delete(p.waited, e.Call.ID)
+		took = max(took-w, 0)
+		timing = ", approval " + formatDuration(w)
+	}
+	timing = formatDuration(took) + timing
+	summary := callSummary(e.Call.Name, e.Call.Arguments)
+	p.line(fmt.Sprintf("  %s %s: %s %s", mark, e.Call.Name, brief, p.style(ansiDim, "("+timing+")")))
+	if e.Reminder != "" {
+		p.line(p.style(ansiDim, fmt.Sprintf("  ! the same call %d times in a row: the model was reminded", e.Repeat)))
+	}
+	output := e.Result.OutputText()
+	p.lastHeader = strings.TrimSpace(e.Call.Name + "  " + summary)
+	p.lastOutput = output
+	lines, before := tailLines(output, p.opts.OutputLines)
+	if before > 0 {
+		p.line(p.style(ansiDim, fmt.Sprintf("    │ … %d more lines (/last or Ctrl-O to see all)", before)))
+	}
+	for _, l := range lines {
+		p.line(p.style(ansiDim, "    │ ") + oneLine(l, 160))
+	}
+}
+
+// flushMarkdown writes the Markdown held back; p.mu is held.
+func (p *TextPrinter) flushMarkdown() {
+	if p.md != nil {
+		p.write(p.md.flush())
 	}
 }
 
 func (p *TextPrinter) approval(e loop.ApprovalDecided) {
+	if e.Waited > 0 {
+		p.waited[e.ToolCallID] = e.Waited
+	}
 	var s string
 	switch {
 	case e.Answer == AnswerYolo:
@@ -194,6 +353,9 @@ func (p *TextPrinter) approval(e loop.ApprovalDecided) {
 		s = fmt.Sprintf("  %s: %s rejected: %s", e.ToolName, e.Action, e.Feedback)
 	default:
 		s = fmt.Sprintf("  %s: %s rejected", e.ToolName, e.Action)
+	}
+	if e.Waited > 0 {
+		s += " (after " + formatDuration(e.Waited) + ")"
 	}
 	p.stopSpinner()
 	p.line(p.style(ansiDim, s))
@@ -251,7 +413,7 @@ func (p *TextPrinter) startSpinner() {
 				return
 			default:
 			}
-			fmt.Fprintf(p.out, "\r%s %s", spinFrames[i%len(spinFrames)], p.style(ansiDim, "thinking "+formatDuration(p.opts.Now().Sub(start))))
+			fmt.Fprintf(p.out, "\r\033[K%s %s", spinFrames[i%len(spinFrames)], p.style(ansiDim, "thinking "+formatDuration(p.opts.Now().Sub(start))))
 			p.mu.Unlock()
 			select {
 			case <-s.stop:
@@ -310,38 +472,6 @@ func formatDuration(d time.Duration) string {
 	}
 }
 
-// stopWarning is the warning for a response the provider stopped early
-// ("" for a normal stop).
-func stopWarning(e loop.ResponseStopped) string {
-	switch e.Reason {
-	case providers.StopMaxTokens:
-		if len(e.Truncated) > 0 {
-			return fmt.Sprintf("! the response was cut off by the output token limit (max_tokens): %s not run (%s); the model was told to retry in smaller parts",
-				pluralWord(len(e.Truncated), "tool call"), callNames(e.Truncated))
-		}
-		return "! the response was cut off by the output token limit (max_tokens): the answer is incomplete"
-	case providers.StopContentFilter:
-		return "! the provider stopped the response (content_filter)"
-	}
-	return ""
-}
-
-func callNames(calls []providers.ToolCall) string {
-	names := make([]string, len(calls))
-	for i, c := range calls {
-		names[i] = c.Name
-	}
-	return strings.Join(names, ", ")
-}
-
-// pluralWord is "tool call" or "2 tool calls".
-func pluralWord(n int, word string) string {
-	if n == 1 {
-		return word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
 func plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
@@ -364,18 +494,26 @@ func thousands(n int64) string {
 	return b.String()
 }
 
-// JSONPrinter writes one JSON object a line for every event; the schema is
-// in the README (stream-json).
+// progressText is "3/10 message", "3 message" when the total is unknown.
+func progressText(e loop.ToolProgress) string {
+	text := strconv.FormatFloat(e.Progress, 'f', -1, 64)
+	if e.Total > 0 {
+		text += "/" + strconv.FormatFloat(e.Total, 'f', -1, 64)
+	}
+	if e.Message != "" {
+		text += " " + e.Message
+	}
+	return text
+}
+
+// JSONPrinter writes the run's events as stream-json (package streamjson).
 type JSONPrinter struct {
-	mu  sync.Mutex
-	enc *json.Encoder
+	w *streamjson.Writer
 }
 
 // NewJSONPrinter returns a JSONPrinter writing to out.
 func NewJSONPrinter(out io.Writer) *JSONPrinter {
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	return &JSONPrinter{enc: enc}
+	return &JSONPrinter{w: streamjson.NewWriter(out)}
 }
 
 // Pause does nothing: there is no transient output.
@@ -387,212 +525,19 @@ func (p *JSONPrinter) Start(info Info) {
 	if tools == nil {
 		tools = []string{}
 	}
-	p.write(SessionEvent{Type: "session", SessionID: info.SessionID, StateDir: info.StateDir, Agent: info.Agent,
+	_ = p.w.Write(streamjson.SessionEvent{Type: "session", SessionID: info.SessionID, StateDir: info.StateDir, Agent: info.Agent,
 		Provider: info.Provider, Model: info.Model, Tools: tools})
 }
 
 // Observe writes one event.
 func (p *JSONPrinter) Observe(e loop.Event) {
-	if v := JSONEvent(e); v != nil {
-		p.write(v)
+	if v := streamjson.FromLoop(e); v != nil {
+		_ = p.w.Write(v)
 	}
 }
 
-func (p *JSONPrinter) write(v any) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_ = p.enc.Encode(v)
-}
-
-// The stream-json event types (see the README (stream-json)).
-type (
-	SessionEvent struct {
-		Type      string   `json:"type"`
-		SessionID string   `json:"session_id"`
-		StateDir  string   `json:"state_dir"`
-		Agent     string   `json:"agent"`
-		Provider  string   `json:"provider"`
-		Model     string   `json:"model"`
-		Tools     []string `json:"tools"`
-	}
-	StepStartEvent struct {
-		Type    string `json:"type"`
-		Step    int    `json:"step"`
-		Attempt int    `json:"attempt"`
-	}
-	TextEvent struct {
-		Type string `json:"type"`
-		Step int    `json:"step"`
-		Text string `json:"text"`
-	}
-	ToolCallEvent struct {
-		Type      string `json:"type"`
-		Step      int    `json:"step"`
-		ID        string `json:"id"`
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-		Duplicate bool   `json:"duplicate"`
-		Truncated bool   `json:"truncated,omitempty"`
-	}
-	ToolResultEvent struct {
-		Type       string `json:"type"`
-		Step       int    `json:"step"`
-		ID         string `json:"id"`
-		Name       string `json:"name"`
-		Status     string `json:"status"`
-		IsError    bool   `json:"is_error"`
-		Brief      string `json:"brief"`
-		Message    string `json:"message"`
-		Output     string `json:"output"`
-		Feedback   string `json:"feedback,omitempty"`
-		DurationMS int64  `json:"duration_ms"`
-		Repeat     int    `json:"repeat"`
-		Cancelled  bool   `json:"cancelled"`
-		Reminder   string `json:"reminder,omitempty"`
-	}
-	CompactionEvent struct {
-		Type       string `json:"type"`
-		Tokens     int64  `json:"tokens"`
-		Summarised int    `json:"summarised"`
-		Kept       int    `json:"kept"`
-		Error      string `json:"error,omitempty"`
-	}
-	ToolProgressEvent struct {
-		Type     string  `json:"type"`
-		ID       string  `json:"id"`
-		Name     string  `json:"name"`
-		Progress float64 `json:"progress"`
-		Total    float64 `json:"total,omitempty"`
-		Message  string  `json:"message,omitempty"`
-	}
-	ApprovalEvent struct {
-		Type        string `json:"type"`
-		ToolCallID  string `json:"tool_call_id"`
-		Tool        string `json:"tool"`
-		Action      string `json:"action"`
-		Description string `json:"description"`
-		Approved    bool   `json:"approved"`
-		Feedback    string `json:"feedback,omitempty"`
-		Answer      string `json:"answer"`
-		ForSession  bool   `json:"for_session"`
-	}
-	UsageEvent struct {
-		Type string `json:"type"`
-		Step int    `json:"step"`
-		providers.Usage
-	}
-	RetryEvent struct {
-		Type        string    `json:"type"`
-		Step        int       `json:"step"`
-		Attempt     int       `json:"attempt"`
-		MaxAttempts int       `json:"max_attempts"`
-		DelayMS     int64     `json:"delay_ms"`
-		Error       string    `json:"error"`
-		KeptCalls   []CallRef `json:"kept_calls"`
-	}
-	// CallRef names a tool call.
-	CallRef struct {
-		ID   string `json:"id"`
-		Name string `json:"name"`
-	}
-	StopEvent struct {
-		Type           string    `json:"type"`
-		Step           int       `json:"step"`
-		StopReason     string    `json:"stop_reason"`
-		TruncatedCalls []CallRef `json:"truncated_calls,omitempty"`
-	}
-	InterruptedEvent struct {
-		Type  string    `json:"type"`
-		Step  int       `json:"step"`
-		Calls []CallRef `json:"calls"`
-	}
-	ErrorEvent struct {
-		Type      string `json:"type"`
-		Error     string `json:"error"`
-		Retryable bool   `json:"retryable"`
-	}
-	TurnEndEvent struct {
-		Type       string          `json:"type"`
-		Steps      int             `json:"steps"`
-		Reason     string          `json:"reason"`
-		Usage      providers.Usage `json:"usage"`
-		StopReason string          `json:"stop_reason,omitempty"`
-		Error      string          `json:"error,omitempty"`
-	}
-)
-
-var statusOf = map[toolset.Kind]string{toolset.Ok: "ok", toolset.Failed: "error", toolset.Rejected: "rejected"}
-
-// JSONEvent is the stream-json form of a loop event (nil for none).
-func JSONEvent(e loop.Event) any {
-	switch e := e.(type) {
-	case loop.StepStarted:
-		return StepStartEvent{Type: "step_start", Step: e.Step, Attempt: e.Attempt}
-	case loop.TextDelta:
-		return TextEvent{Type: "text", Step: e.Step, Text: e.Text}
-	case loop.ReasoningDelta:
-		return TextEvent{Type: "reasoning", Step: e.Step, Text: e.Text}
-	case loop.ToolCallStarted:
-		return ToolCallEvent{Type: "tool_call", Step: e.Step, ID: e.Call.ID, Name: e.Call.Name, Arguments: e.Call.Arguments,
-			Duplicate: e.Duplicate, Truncated: e.Call.Truncated}
-	case loop.ToolCallFinished:
-		r := e.Result
-		return ToolResultEvent{Type: "tool_result", Step: e.Step, ID: e.Call.ID, Name: e.Call.Name, Status: statusOf[r.Kind],
-			IsError: r.IsError(), Brief: r.Brief, Message: r.Message, Output: r.OutputText(), Feedback: r.Feedback,
-			DurationMS: e.Duration.Milliseconds(), Repeat: e.Repeat, Cancelled: e.Cancelled, Reminder: e.Reminder}
-	case loop.Compacted:
-		ev := CompactionEvent{Type: "compaction", Tokens: e.Tokens, Summarised: e.Summarised, Kept: e.Kept}
-		if e.Err != nil {
-			ev.Error = e.Err.Error()
-		}
-		return ev
-	case loop.ToolProgress:
-		return ToolProgressEvent{Type: "tool_progress", ID: e.ToolCallID, Name: e.ToolName, Progress: e.Progress,
-			Total: e.Total, Message: e.Message}
-	case loop.ApprovalDecided:
-		return ApprovalEvent{Type: "approval", ToolCallID: e.ToolCallID, Tool: e.ToolName, Action: e.Action,
-			Description: e.Description, Approved: e.Approved, Feedback: e.Feedback, Answer: e.Answer, ForSession: e.ForSession}
-	case loop.UsageReported:
-		return UsageEvent{Type: "usage", Step: e.Step, Usage: e.Usage}
-	case loop.StepRetried:
-		return RetryEvent{Type: "retry", Step: e.Step, Attempt: e.Attempt, MaxAttempts: e.MaxAttempts,
-			DelayMS: e.Delay.Milliseconds(), Error: e.Err.Error(), KeptCalls: callRefs(e.Kept)}
-	case loop.ResponseStopped:
-		ev := StopEvent{Type: "stop", Step: e.Step, StopReason: string(e.Reason)}
-		if len(e.Truncated) > 0 {
-			ev.TruncatedCalls = callRefs(e.Truncated)
-		}
-		return ev
-	case loop.StepInterrupted:
-		return InterruptedEvent{Type: "interrupted", Step: e.Step, Calls: callRefs(e.Calls)}
-	case loop.TurnFailed:
-		return ErrorEvent{Type: "error", Error: e.Err.Error(), Retryable: providers.IsRetryable(e.Err)}
-	case loop.TurnEnded:
-		ev := TurnEndEvent{Type: "turn_end", Steps: e.Steps, Reason: string(e.Reason), Usage: e.Usage, StopReason: string(e.ModelStop)}
-		if e.Err != nil {
-			ev.Error = e.Err.Error()
-		}
-		return ev
-	}
-	return nil
-}
-
-func callRefs(calls []providers.ToolCall) []CallRef {
-	refs := make([]CallRef, len(calls))
-	for i, c := range calls {
-		refs[i] = CallRef{ID: c.ID, Name: c.Name}
-	}
-	return refs
-}
-
-// progressText is "3/10 message", "3 message" when the total is unknown.
-func progressText(e loop.ToolProgress) string {
-	text := strconv.FormatFloat(e.Progress, 'f', -1, 64)
-	if e.Total > 0 {
-		text += "/" + strconv.FormatFloat(e.Total, 'f', -1, 64)
-	}
-	if e.Message != "" {
-		text += " " + e.Message
-	}
-	return text
+// Result writes the result event that closes a one-shot run.
+func (p *JSONPrinter) Result(r streamjson.ResultEvent) {
+	r.Type = "result"
+	_ = p.w.Write(r)
 }

@@ -3,13 +3,13 @@
 // printers of a run's events (human text, or stream-json: one JSON object a
 // line, see the README (stream-json)).
 //
-// Prompts and approval answers are read from one LineReader, one line at a
-// time: a terminal (line editing and history) or a pipe. The REPL reads a
-// prompt, runs a turn (during which the approval prompt reads its answers),
-// and reads the next prompt. So a REPL driven through a pipe answers its
-// approvals from the piped lines, in order; there is no separate switch for
-// that. Runs that must not ask (one-shot -p runs) use the Unattended
-// approval mode instead.
+// Prompts are read from a LineReader: a terminal (line editing, history,
+// bracketed paste) or a pipe. On a terminal approval questions are answered
+// with single keys read by a KeyReader, which never takes typed-ahead or
+// pasted text for an answer; through a pipe they are answered by the next
+// piped lines, in order. A line starting with "/" is a slash command,
+// handled here and never sent to the model (see commands.go). Runs that
+// must not ask (one-shot -p runs) use the Unattended approval mode.
 package repl
 
 import (
@@ -20,6 +20,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/loop"
@@ -28,8 +29,17 @@ import (
 
 // Config configures a REPL.
 type Config struct {
-	Lines   LineReader
+	Lines LineReader
+	// Keys reads approval answers as single keys on a terminal; nil reads
+	// them as lines from Lines.
+	Keys    KeyReader
 	Printer Printer
+	// Color styles the approval questions.
+	Color bool
+	// Decider is the run's decider, for /yolo; nil disables /yolo.
+	Decider *Decider
+	// Commands are the run's side of the slash commands.
+	Commands Commands
 	// Prompts receives the approval questions (stdout in text mode, stderr
 	// in stream-json mode, so stdout stays JSON).
 	Prompts io.Writer
@@ -50,6 +60,10 @@ type REPL struct {
 
 	mu         sync.Mutex
 	cancelTurn context.CancelFunc
+	loop       *loop.Loop
+	// saveHistory saves the history after each turn (Config.AfterTurn, or
+	// the new session's after /clear).
+	saveHistory func(history []providers.Message) error
 }
 
 // New returns a REPL.
@@ -60,13 +74,18 @@ func New(cfg Config) *REPL {
 	if cfg.Prompts == nil {
 		cfg.Prompts = io.Discard
 	}
-	return &REPL{cfg: cfg}
+	return &REPL{cfg: cfg, saveHistory: cfg.AfterTurn}
 }
 
 // Asker is the approval.Asker of this REPL: it asks on Prompts and reads
 // the answers from Lines; Ctrl-C at the approval prompt cancels the turn.
 func (r *REPL) Asker() approval.Asker {
-	a := &asker{lines: r.cfg.Lines, out: r.cfg.Prompts, printer: r.cfg.Printer, interrupt: r.Interrupt}
+	style := func(_, s string) string { return s }
+	if r.cfg.Color {
+		style = func(code, s string) string { return code + s + ansiReset }
+	}
+	a := &asker{lines: r.cfg.Lines, keys: r.cfg.Keys, out: r.cfg.Prompts, printer: r.cfg.Printer, style: style,
+		interrupt: r.Interrupt, now: time.Now}
 	return a.ask
 }
 
@@ -80,9 +99,11 @@ func (r *REPL) Interrupt() {
 }
 
 // Run reads prompts and runs a turn for each until the input ends, the
-// user enters exit or quit, presses Ctrl-C at the prompt, or ctx ends.
-// Turn errors are shown by the printer and do not end the REPL.
+// user enters exit, quit or /exit, presses Ctrl-C at the prompt, or ctx
+// ends. Slash commands are run here. Turn errors are shown by the printer
+// and do not end the REPL.
 func (r *REPL) Run(ctx context.Context, l *loop.Loop) error {
+	r.loop = l
 	for {
 		line, err := r.readPrompt(ctx)
 		switch {
@@ -91,19 +112,33 @@ func (r *REPL) Run(ctx context.Context, l *loop.Loop) error {
 		case err != nil:
 			return err
 		}
-		line = strings.TrimSpace(line)
-		switch line {
+		trimmed := strings.TrimSpace(line)
+		switch trimmed {
 		case "":
 			continue
-		case "exit", "quit", "/exit", "/quit":
+		case "exit", "quit":
 			return nil
 		}
-		r.cfg.Lines.AddHistory(line)
-		r.turn(ctx, l, line)
+		r.cfg.Lines.AddHistory(trimmed)
+		if isCommand(trimmed) {
+			if quit := r.command(ctx, trimmed); quit {
+				return nil
+			}
+		} else {
+			r.turn(ctx, r.loop, strings.TrimRight(line, " \t\r\n"))
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 	}
+}
+
+// prompt is the input prompt, marked while yolo is on.
+func (r *REPL) prompt() string {
+	if r.cfg.Decider != nil && r.cfg.Decider.Mode() == Yolo {
+		return "yolo " + r.cfg.Prompt
+	}
+	return r.cfg.Prompt
 }
 
 // readPrompt reads the next prompt. A SIGINT while waiting (stdin is not a
@@ -112,7 +147,7 @@ func (r *REPL) readPrompt(ctx context.Context) (string, error) {
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stop := r.watchInterrupts(func() { cancel(ErrInterrupt) })
-	line, err := r.cfg.Lines.ReadLine(rctx, r.cfg.Prompt)
+	line, err := r.cfg.Lines.ReadLine(rctx, r.prompt())
 	stop()
 	if err != nil && errors.Is(context.Cause(rctx), ErrInterrupt) {
 		return "", ErrInterrupt
@@ -165,10 +200,10 @@ func (r *REPL) watchInterrupts(f func()) (stop func()) {
 }
 
 func (r *REPL) afterTurn(l *loop.Loop) {
-	if r.cfg.AfterTurn == nil {
+	if r.saveHistory == nil {
 		return
 	}
-	if err := r.cfg.AfterTurn(l.History()); err != nil {
+	if err := r.saveHistory(l.History()); err != nil {
 		fmt.Fprintf(r.cfg.Prompts, "warning: %v\n", err)
 	}
 }
@@ -185,3 +220,9 @@ func RunOnce(ctx context.Context, l *loop.Loop, input string, afterTurn func([]p
 	}
 	return res, err
 }
+
+// SetCommands sets the run's side of the slash commands (before Run).
+func (r *REPL) SetCommands(c Commands) { r.cfg.Commands = c }
+
+// SetDecider sets the decider /yolo switches (before Run).
+func (r *REPL) SetDecider(d *Decider) { r.cfg.Decider = d }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -145,7 +146,7 @@ func runREPL(t *testing.T, turns []scripted.Turn, input string, jsonOut bool) *h
 func TestREPLOneTurn(t *testing.T) {
 	h := runREPL(t, []scripted.Turn{{Text: "Hello there.", Usage: &providers.Usage{InputTokens: 1200, OutputTokens: 34}}}, "hi\nexit\n", false)
 	out := h.out.String()
-	for _, want := range []string{"agent test", "Hello there.\n", "[1 step · 1,200 tokens in · 34 out]"} {
+	for _, want := range []string{"agent test", "Hello there.\n", "[1 step · 1.2k tokens · turn: 1,200 in, 34 out]"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -187,7 +188,7 @@ func TestREPLApproveForSession(t *testing.T) {
 		t.Fatalf("the tool ran %d times", h.tool.runs)
 	}
 	for _, want := range []string{
-		"• Run {\"command\":\"ls\"}", "✓ Run: ran ls", "Run: run command approved for this session\n",
+		"• Run  ls\n", "✓ Run: ran ls", "Run: run command approved for this session (after ",
 		"Run: run command (approved for this session)", "✓ Run: ran pwd", "Done.", "[3 steps",
 	} {
 		if !strings.Contains(out, want) {
@@ -375,8 +376,9 @@ func TestApprovalQuestionShowsDiff(t *testing.T) {
 	if err != nil || ans != approval.Approve {
 		t.Fatalf("%v %v", ans, err)
 	}
-	want := "\n? StrReplaceFile wants approval to edit file\n  Edit file `a.go`\n    - two\n    + 2\n    …\n    + five\n" +
-		"  1) approve  2) approve for this session  3) reject  4) reject with feedback\n"
+	want := "\n? StrReplaceFile wants approval to edit file\n  Edit file `a.go`\n    a.go\n" +
+		"    1   one\n    2 - two\n    2 + 2\n    3   three\n    4   four\n    5 + five\n" +
+		"  1) approve once  2) approve for this session  3) reject  4) reject with feedback\n"
 	if out.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", out.String(), want)
 	}
@@ -498,6 +500,235 @@ func TestProgressText(t *testing.T) {
 	for _, tt := range tests {
 		if got := progressText(tt.e); got != tt.want {
 			t.Errorf("progressText(%+v) = %q, want %q", tt.e, got, tt.want)
+		}
+	}
+}
+
+func TestMarkdownBlocks(t *testing.T) {
+	m := newMarkdown(80)
+	if got := m.write("# Title\n\nSome **bo"); !strings.Contains(got, "Title") || strings.Contains(got, "Some") {
+		t.Fatalf("first block %q", got)
+	}
+	if got := m.write("ld** text.\n```go\nx := 1\n\ny := 2\n"); got != "" {
+		t.Fatalf("rendered inside an open code fence: %q", got)
+	}
+	rest := m.write("```\n\n") + m.flush()
+	for _, want := range []string{"bold", "x", "y"} {
+		if !strings.Contains(rest, want) {
+			t.Errorf("rest lacks %q: %q", want, rest)
+		}
+	}
+	if strings.Contains(rest, "**") || strings.Contains(rest, "```") {
+		t.Errorf("not rendered: %q", rest)
+	}
+	for _, l := range strings.Split(rest, "\n") {
+		if strings.HasSuffix(strings.TrimSuffix(l, ansiReset), " ") {
+			t.Errorf("padded line %q", l)
+		}
+	}
+}
+
+func TestCallSummary(t *testing.T) {
+	for _, c := range []struct{ tool, args, want string }{
+		{"Shell", `{"command":"ls -la"}`, "ls -la"},
+		{"ReadFile", `{"path":"README.md","line_offset":1,"n_lines":40}`, "README.md:1-40"},
+		{"ReadFile", `{"path":"README.md"}`, "README.md"},
+		{"Grep", `{"pattern":"TODO","path":"src"}`, "TODO  src"},
+		{"Custom", `{"url":"https://x.test"}`, "https://x.test"},
+		{"Custom", `{"n":3}`, `{"n":3}`},
+		{"Custom", `{}`, ""},
+		{"Custom", `not json`, "not json"},
+	} {
+		if got := callSummary(c.tool, c.args); got != c.want {
+			t.Errorf("callSummary(%s, %s) = %q, want %q", c.tool, c.args, got, c.want)
+		}
+	}
+}
+
+func TestKeyParser(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		reads   []string
+		key     rune
+		dropped bool
+	}{
+		{"a key", []string{"1"}, '1', false},
+		{"several at once", []string{"12"}, 0, true},
+		{"a paste", []string{"\x1b[200~1 yes\x1b[201~"}, 0, true},
+		{"a paste split over reads", []string{"\x1b[20", "0~1\r2", "\x1b[2", "01~"}, 0, true},
+		{"a key after a paste", []string{"\x1b[200~abc\x1b[201~", "3"}, '3', true},
+		{"an arrow", []string{"\x1b[A"}, 0, false},
+		{"escape", []string{"\x1b"}, 0x1b, false},
+	} {
+		var p keyParser
+		var key rune
+		dropped := false
+		for _, r := range c.reads {
+			k, ok, d := p.feed([]byte(r))
+			dropped = dropped || d
+			if ok {
+				key = k
+			}
+		}
+		if key != c.key || dropped != c.dropped {
+			t.Errorf("%s: key %q dropped %v, want %q %v", c.name, key, dropped, c.key, c.dropped)
+		}
+	}
+}
+
+func TestLineDiffContext(t *testing.T) {
+	old := "a\nb\nc\nd\ne\nf\ng\nh\n"
+	new := "a\nB\nc\nd\ne\nf\ng\nH\n"
+	var got []string
+	for _, l := range renderDiff(lineDiff(old, new), func(_, s string) string { return s }) {
+		got = append(got, l)
+	}
+	want := []string{"1   a", "2 - b", "2 + B", "3   c", "4   d", "…", "6   f", "7   g", "8 - h", "8 + H"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+}
+
+func TestCompactTokens(t *testing.T) {
+	for n, want := range map[int64]string{950: "950", 12400: "12.4k", 128000: "128k", 1_500_000: "1.5M"} {
+		if got := compactTokens(n); got != want {
+			t.Errorf("%d: %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestTextPrinterContextUse(t *testing.T) {
+	var out bytes.Buffer
+	p := NewTextPrinter(&out, &out, TextOptions{})
+	p.Start(Info{Agent: "a", Provider: "p", Model: "m", WorkDir: "/w", Approval: "ask", MaxContextSize: 128000})
+	p.Observe(loop.UsageReported{Step: 1, Usage: providers.Usage{InputTokens: 12000, OutputTokens: 400}})
+	p.Observe(loop.TurnEnded{Steps: 1, Usage: providers.Usage{InputTokens: 12000, OutputTokens: 400}, Reason: loop.StopDone})
+	for _, want := range []string{"agent a", "model p/m", "work dir  /w", "approval  ask", "/help for commands",
+		"[1 step · 12.4k tokens · 9% of 128k · turn: 12,000 in, 400 out]"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestTextPrinterApprovalTimeApart(t *testing.T) {
+	var out bytes.Buffer
+	p := NewTextPrinter(&out, &out, TextOptions{})
+	c := call("c1", "ls")
+	p.Observe(loop.ToolCallStarted{Step: 1, Call: c})
+	p.Observe(loop.ApprovalDecided{ToolCallID: "c1", ToolName: "Run", Action: "run command", Approved: true, Answer: AnswerUser, Waited: 4 * time.Second})
+	p.Observe(loop.ToolCallFinished{Step: 1, Call: c, Duration: 4*time.Second + 300*time.Millisecond,
+		Result: toolset.Result{Output: []providers.ContentPart{providers.TextPart("1\n2\n3\n4\n5\n6\n")}}})
+	for _, want := range []string{"• Run  ls\n", "Run: run command approved (after 4.0s)", "(300ms, approval 4.0s)",
+		"│ … 2 more lines (/last or Ctrl-O to see all)", "│ 6\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if h, o := p.LastOutput(); h != "Run  ls" || o != "1\n2\n3\n4\n5\n6\n" {
+		t.Errorf("LastOutput %q %q", h, o)
+	}
+}
+
+// TestREPLSlashCommands: commands run locally; /compact asks the model for
+// a summary with the instruction; /clear swaps the loop and the saver;
+// /yolo switches the decider.
+func TestREPLSlashCommands(t *testing.T) {
+	prov := &recordingProvider{ChatProvider: scripted.New([]scripted.Turn{
+		{Text: "one"}, {Text: "two"}, {Text: "The summary."}, {Text: "after clear"},
+	})}
+	out := &syncBuffer{}
+	printer := NewTextPrinter(out, out, TextOptions{})
+	pr, pw := io.Pipe()
+	go func() {
+		_, _ = io.WriteString(pw, "/nope\nfirst\nsecond\n/compact keep the names\n/yolo\n/clear\nthird\n/exit\nnot read\n")
+		pw.Close()
+	}()
+	ts := toolset.New(nil)
+	newLoop := func() *loop.Loop {
+		l, err := loop.New(loop.Config{Provider: prov, Toolset: ts, Observer: printer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	var savedOld, savedNew int
+	r := New(Config{Lines: NewPipeReader(pr), Printer: printer, Prompts: out,
+		AfterTurn: func([]providers.Message) error { savedOld++; return nil }})
+	d := NewDecider(Ask, r.Asker(), printer)
+	r.SetDecider(d)
+	r.SetCommands(Commands{Clear: func() (*loop.Loop, func([]providers.Message) error, string, error) {
+		return newLoop(), func([]providers.Message) error { savedNew++; return nil }, "New session s2.", nil
+	}})
+	if err := r.Run(context.Background(), newLoop()); err != nil {
+		t.Fatal(err)
+	}
+	reqs := prov.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests, want 4 (first, second, the summary, third):\n%s", len(reqs), out)
+	}
+	ask := reqs[2].History[len(reqs[2].History)-1].Text()
+	if !strings.Contains(ask, "Summarise the conversation") || !strings.Contains(ask, "The user asks: keep the names") {
+		t.Errorf("compaction request %q", ask)
+	}
+	if n := len(reqs[3].History); n != 1 || reqs[3].History[0].Text() != "third" {
+		t.Errorf("after /clear the model got %d messages: %+v", n, reqs[3].History)
+	}
+	for _, want := range []string{"Unknown command /nope.", "History compacted", "yolo on", "New session s2."} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if d.Mode() != Yolo {
+		t.Error("/yolo did not switch the decider")
+	}
+	if savedOld != 3 || savedNew != 1 {
+		t.Errorf("saved %d times in the old session, %d in the new; want 3 (two turns, the compaction) and 1", savedOld, savedNew)
+	}
+}
+
+func TestIsCommand(t *testing.T) {
+	for line, want := range map[string]bool{"/help": true, "/model k2": true, "/etc/hosts is wrong": false,
+		"/": false, "hello": false, "/help\nmore": false} {
+		if got := isCommand(line); got != want {
+			t.Errorf("isCommand(%q) = %v", line, got)
+		}
+	}
+	if got := CompleteCommand("/co"); len(got) != 1 || got[0] != "/compact" {
+		t.Errorf("CompleteCommand(/co) = %q", got)
+	}
+}
+
+// TestSpinnerClearsItsLine: every frame clears the line first, so a
+// shorter frame ("1.0s" after "999ms") leaves no stray characters.
+func TestSpinnerClearsItsLine(t *testing.T) {
+	out := &syncBuffer{}
+	start := time.Now()
+	var mu sync.Mutex
+	calls := 0
+	now := func() time.Time { // 999ms, then 1.0s
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if calls <= 2 {
+			return start.Add(time.Duration(calls-1) * 999 * time.Millisecond)
+		}
+		return start.Add(time.Second)
+	}
+	p := NewTextPrinter(out, out, TextOptions{TTY: true, Now: now})
+	p.Observe(loop.StepStarted{Step: 1, Attempt: 1})
+	deadline := time.Now().Add(bound)
+	for strings.Count(out.String(), "thinking") < 2 && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	p.Pause()
+	frames := strings.Split(out.String(), "\r")[1:]
+	if len(frames) < 3 {
+		t.Fatalf("frames %q", out.String())
+	}
+	for _, f := range frames {
+		if !strings.HasPrefix(f, "\033[K") {
+			t.Errorf("a frame does not clear its line: %q", f)
 		}
 	}
 }

@@ -304,6 +304,9 @@ func finish(path string, files []string, f *file) (*Spec, error) {
 	if f.allowedTools.set {
 		refs = f.allowedTools.v
 	}
+	if err := checkTypos(path, f.tools.v, f.allowedTools.v, f.allowedTools.set, f.excludeTools.v); err != nil {
+		return nil, err
+	}
 	s := &Spec{
 		Path:             path,
 		Files:            files,

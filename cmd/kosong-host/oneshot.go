@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync/atomic"
+
+	"golang.org/x/term"
+
+	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/repl"
+	"github.com/kosong-host/kosong-host/host/session"
+	"github.com/kosong-host/kosong-host/host/streamjson"
+	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+// refusals passes the loop's events on and counts the tool calls that
+// were refused (their approval rejected).
+type refusals struct {
+	loop.Observer
+	n atomic.Int64
+}
+
+func (r *refusals) Observe(e loop.Event) {
+	if f, ok := e.(loop.ToolCallFinished); ok && f.Result.Kind == toolset.Rejected {
+		r.n.Add(1)
+	}
+	r.Observer.Observe(e)
+}
+
+func (r *refusals) count() int { return int(r.n.Load()) }
+
+// oneShot runs one turn. In text mode stdout gets the final answer and
+// nothing else; with stream-json the result event closes the stream.
+func oneShot(ctx context.Context, l *loop.Loop, input string, sess *session.Session, refused *refusals, fe *frontEnd,
+	stdout io.Writer, streamJSON bool) error {
+	start := len(l.History())
+	res, err := repl.RunOnce(ctx, l, input, sess.SaveHistory)
+	history := l.History()
+	text := finalText(history[min(start, len(history)):])
+	n := refused.count()
+	if jp, ok := fe.printer.(*repl.JSONPrinter); ok && streamJSON {
+		ev := streamjson.ResultEvent{Text: text, StopReason: string(res.Reason), Usage: res.Usage, SessionID: sess.ID,
+			Steps: res.Steps, Refused: n, ExitCode: turnCode(res, err, n)}
+		if err != nil {
+			ev.Error = err.Error()
+		}
+		jp.Result(ev)
+	} else if text != "" {
+		if isTerminal(stdout) && os.Getenv("NO_COLOR") == "" {
+			text = repl.RenderMarkdown(text, terminalWidth(stdout))
+		}
+		fmt.Fprint(stdout, text)
+		if !strings.HasSuffix(text, "\n") {
+			fmt.Fprintln(stdout)
+		}
+	}
+	return turnExit(res, err, n, streamJSON)
+}
+
+// finalText is the text of the last assistant message of msgs: the answer.
+func finalText(msgs []providers.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == providers.RoleAssistant {
+			return strings.TrimSpace(msgs[i].Text())
+		}
+	}
+	return ""
+}
+
+// terminalWidth is the width of the terminal w, or 0.
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0
+	}
+	width, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		return 0
+	}
+	return width
+}

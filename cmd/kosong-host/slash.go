@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/kosong-host/kosong-host/host/agent"
+	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/repl"
+	"github.com/kosong-host/kosong-host/host/session"
+	"github.com/kosong-host/kosong-host/host/spec"
+	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/registry"
+)
+
+// slashEnv is what the interactive session's slash commands work on.
+type slashEnv struct {
+	g           *globals
+	f           *runFlags
+	spec        *spec.Spec
+	workDir     string
+	agent       *agent.Agent
+	newLoop     func(p providers.ChatProvider, history []providers.Message, size int64) (*loop.Loop, error)
+	provider    providers.ChatProvider
+	contextSize int64
+	sess        *session.Session
+}
+
+// slashCommands is the run's side of /clear, /model, /tools and /sessions.
+func slashCommands(e *slashEnv) repl.Commands {
+	return repl.Commands{Clear: e.clear, Model: e.model, Tools: e.tools, Sessions: e.sessions}
+}
+
+func (e *slashEnv) clear() (*loop.Loop, func([]providers.Message) error, string, error) {
+	sess, err := session.New(session.Options{})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	l, err := e.newLoop(e.provider, nil, e.contextSize)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	old := e.sess
+	e.sess = sess
+	return l, sess.SaveHistory, fmt.Sprintf("New session %s; the previous one is kept (run --resume %s).", sess.ID, old.ID), nil
+}
+
+func (e *slashEnv) model(alias string, history []providers.Message) (*loop.Loop, string, error) {
+	if alias == "" {
+		return nil, fmt.Sprintf("model: %s/%s (switch with /model ALIAS; `kosong-host models` lists the aliases)",
+			e.provider.Name(), e.provider.Model()), nil
+	}
+	opts := providerOptions(&runFlags{model: alias, config: e.f.config, baseURL: e.f.baseURL}, e.spec, e.workDir)
+	sel, err := registry.Select(opts)
+	if err != nil {
+		return nil, "", err
+	}
+	size := int64(sel.MaxContextSize)
+	if e.f.contextSize > 0 {
+		size = e.f.contextSize
+	}
+	l, err := e.newLoop(sel.Provider, history, size)
+	if err != nil {
+		return nil, "", err
+	}
+	e.provider, e.contextSize = sel.Provider, size
+	return l, fmt.Sprintf("model: %s/%s; the conversation carries on with it.", sel.Provider.Name(), sel.Provider.Model()), nil
+}
+
+func (e *slashEnv) tools() string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATUS\tSOURCE")
+	for _, st := range e.agent.Status {
+		status := st.Status
+		if st.Reason != "" {
+			status += ": " + st.Reason
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", st.Name, status, st.Source)
+	}
+	tw.Flush()
+	return b.String()
+}
+
+func (e *slashEnv) sessions() string {
+	root, err := session.Root(os.Getenv)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	type row struct{ id, when string }
+	var rows []row
+	for _, en := range entries {
+		if !en.IsDir() {
+			continue
+		}
+		info, err := os.Stat(filepath.Join(root, en.Name(), session.HistoryFile))
+		if err != nil {
+			continue
+		}
+		rows = append(rows, row{en.Name(), info.ModTime().Format("2006-01-02 15:04")})
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].when > rows[j].when })
+	if len(rows) == 0 {
+		return "no saved sessions yet"
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		mark := ""
+		if r.id == e.sess.ID {
+			mark = "  (this session)"
+		}
+		fmt.Fprintf(&b, "%s  %s%s\n", r.when, r.id, mark)
+	}
+	b.WriteString("resume one with: kosong-host run --resume ID")
+	return b.String()
+}

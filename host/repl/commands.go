@@ -1,0 +1,233 @@
+package repl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/suggest"
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+// Commands is the run's side of the slash commands; a nil function makes
+// its command say it is not available.
+type Commands struct {
+	// Clear starts a new session (the old one stays on disk) and returns
+	// its loop, the function that saves its history, and a line for the
+	// user.
+	Clear func() (l *loop.Loop, save func([]providers.Message) error, msg string, err error)
+	// Model shows the model (alias "") or switches to the model alias,
+	// returning the loop that carries history on with the new model.
+	Model func(alias string, history []providers.Message) (l *loop.Loop, msg string, err error)
+	// Tools lists the tools, loaded and skipped with their reasons.
+	Tools func() string
+	// Sessions lists the saved sessions.
+	Sessions func() string
+}
+
+// command is one slash command.
+type command struct {
+	name, args, help string
+	run              func(r *REPL, ctx context.Context, arg string) (quit bool)
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"/help", "", "show the commands and keys", (*REPL).cmdHelp},
+		{"/clear", "", "start a new session (the current one is kept on disk)", (*REPL).cmdClear},
+		{"/compact", "[INSTRUCTION]", "summarise the history now, keeping what INSTRUCTION asks", (*REPL).cmdCompact},
+		{"/model", "[ALIAS]", "show the model, or switch to a model alias", (*REPL).cmdModel},
+		{"/tools", "", "list the tools: loaded, and skipped with the reason", (*REPL).cmdTools},
+		{"/yolo", "", "approve every action without asking (again: ask again)", (*REPL).cmdYolo},
+		{"/sessions", "", "list the saved sessions (resume one with run --resume ID)", (*REPL).cmdSessions},
+		{"/last", "", "show the whole output of the last tool call (also Ctrl-O)", (*REPL).cmdLast},
+		{"/exit", "", "leave (also exit, quit, Ctrl-D)", func(*REPL, context.Context, string) bool { return true }},
+	}
+}
+
+// CommandNames lists the slash commands, for completion.
+func CommandNames() []string {
+	names := make([]string, 0, len(commands)+1)
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	return append(names, "/quit")
+}
+
+// CompleteCommand lists the slash commands that start with prefix.
+func CompleteCommand(prefix string) []string {
+	if !strings.HasPrefix(prefix, "/") {
+		return nil
+	}
+	var out []string
+	for _, n := range CommandNames() {
+		if strings.HasPrefix(n, prefix) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// isCommand: a line whose first word is a slash and a word ("/help",
+// "/model k2"); a path such as "/etc/hosts is wrong" is a prompt.
+func isCommand(line string) bool {
+	if !strings.HasPrefix(line, "/") || strings.Contains(line, "\n") {
+		return false
+	}
+	word, _, _ := strings.Cut(line, " ")
+	return len(word) > 1 && !strings.Contains(word[1:], "/")
+}
+
+// command runs a slash command; it reports whether the REPL is to end.
+func (r *REPL) command(ctx context.Context, line string) bool {
+	word, arg, _ := strings.Cut(line, " ")
+	arg = strings.TrimSpace(arg)
+	if word == "/quit" {
+		return true
+	}
+	for _, c := range commands {
+		if c.name == word {
+			return c.run(r, ctx, arg)
+		}
+	}
+	msg := fmt.Sprintf("Unknown command %s.", word)
+	if s := suggest.Closest(word, CommandNames()); s != "" {
+		msg += fmt.Sprintf(" Did you mean %s?", s)
+	}
+	r.say(msg + " Type /help for the commands; nothing was sent to the model.")
+	return false
+}
+
+func (r *REPL) say(format string, args ...any) {
+	r.cfg.Printer.Pause()
+	fmt.Fprintf(r.cfg.Prompts, format+"\n", args...)
+}
+
+func (r *REPL) cmdHelp(context.Context, string) bool {
+	var b strings.Builder
+	b.WriteString("Commands:\n")
+	for _, c := range commands {
+		name := c.name
+		if c.args != "" {
+			name += " " + c.args
+		}
+		fmt.Fprintf(&b, "  %-24s %s\n", name, c.help)
+	}
+	b.WriteString(`Keys:
+  Enter                    send the message
+  Ctrl-J                   new line (a paste is one message, its newlines kept)
+  Up, Down, Ctrl-R         history, history search
+  Tab                      complete a command name
+  Ctrl-O                   show the whole output of the last tool call
+  Ctrl-C                   cancel the running turn; at the prompt, leave
+  Ctrl-D                   leave
+Approvals: press 1 approve once, 2 approve for this session, 3 reject (or Esc), 4 reject with feedback.
+Typed-ahead and pasted text never answer an approval.`)
+	r.say("%s", b.String())
+	return false
+}
+
+func (r *REPL) cmdClear(context.Context, string) bool {
+	if r.cfg.Commands.Clear == nil {
+		r.say("/clear is not available in this run")
+		return false
+	}
+	l, save, msg, err := r.cfg.Commands.Clear()
+	if err != nil {
+		r.say("error: %v", err)
+		return false
+	}
+	r.loop, r.saveHistory = l, save
+	r.say("%s", msg)
+	return false
+}
+
+func (r *REPL) cmdCompact(ctx context.Context, arg string) bool {
+	usage, err := r.loop.Compact(ctx, arg)
+	switch {
+	case errors.Is(err, loop.ErrNothingToCompact):
+		r.say("%v", err)
+	case err != nil:
+		r.say("error: compaction failed, the history is kept whole: %v", err)
+	default:
+		r.say("History compacted (%s tokens used for the summary).", compactTokens(usage.Total()))
+		r.afterTurn(r.loop)
+	}
+	return false
+}
+
+func (r *REPL) cmdModel(_ context.Context, arg string) bool {
+	if r.cfg.Commands.Model == nil {
+		r.say("/model is not available in this run")
+		return false
+	}
+	l, msg, err := r.cfg.Commands.Model(arg, r.loop.History())
+	if err != nil {
+		r.say("error: %v", err)
+		return false
+	}
+	if l != nil {
+		r.loop = l
+	}
+	r.say("%s", msg)
+	return false
+}
+
+func (r *REPL) cmdTools(context.Context, string) bool {
+	if r.cfg.Commands.Tools == nil {
+		r.say("/tools is not available in this run")
+		return false
+	}
+	r.say("%s", strings.TrimRight(r.cfg.Commands.Tools(), "\n"))
+	return false
+}
+
+func (r *REPL) cmdYolo(context.Context, string) bool {
+	d := r.cfg.Decider
+	if d == nil || d.mode != Ask {
+		r.say("/yolo only switches a session that asks for approval")
+		return false
+	}
+	on := d.Mode() != Yolo
+	d.SetYolo(on)
+	if on {
+		r.say("yolo on: every action is approved without asking (/yolo again to ask)")
+	} else {
+		r.say("yolo off: actions that need approval are asked again")
+	}
+	return false
+}
+
+func (r *REPL) cmdSessions(context.Context, string) bool {
+	if r.cfg.Commands.Sessions == nil {
+		r.say("/sessions is not available in this run")
+		return false
+	}
+	r.say("%s", strings.TrimRight(r.cfg.Commands.Sessions(), "\n"))
+	return false
+}
+
+func (r *REPL) cmdLast(context.Context, string) bool {
+	lp, ok := r.cfg.Printer.(interface{ LastOutput() (string, string) })
+	if !ok {
+		r.say("no tool output to show")
+		return false
+	}
+	header, out := lp.LastOutput()
+	if header == "" {
+		r.say("no tool call yet")
+		return false
+	}
+	r.cfg.Printer.Pause()
+	fmt.Fprintln(r.cfg.Prompts, header)
+	io.WriteString(r.cfg.Prompts, out)
+	if !strings.HasSuffix(out, "\n") {
+		fmt.Fprintln(r.cfg.Prompts)
+	}
+	return false
+}

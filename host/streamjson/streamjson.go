@@ -1,0 +1,252 @@
+// Package streamjson is the public stream-json schema of kosong-host: the
+// events `kosong-host run --output-format stream-json` writes, one JSON
+// object a line (documented in the README, "stream-json"), and the mapping
+// of the agent loop's events onto them.
+//
+// Every event has a "type". A run writes a session event first; each turn
+// writes its step, text, tool and usage events and ends with turn_end; a
+// one-shot run ends with a result event.
+package streamjson
+
+import (
+	"encoding/json"
+	"io"
+	"sync"
+
+	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+// The stream-json event types.
+type (
+	// SessionEvent opens a run.
+	SessionEvent struct {
+		Type      string   `json:"type"` // "session"
+		SessionID string   `json:"session_id"`
+		StateDir  string   `json:"state_dir"`
+		Agent     string   `json:"agent"`
+		Provider  string   `json:"provider"`
+		Model     string   `json:"model"`
+		Tools     []string `json:"tools"`
+	}
+	StepStartEvent struct {
+		Type    string `json:"type"` // "step_start"
+		Step    int    `json:"step"`
+		Attempt int    `json:"attempt"`
+	}
+	TextEvent struct {
+		Type string `json:"type"` // "text" or "reasoning"
+		Step int    `json:"step"`
+		Text string `json:"text"`
+	}
+	ToolCallEvent struct {
+		Type      string `json:"type"` // "tool_call"
+		Step      int    `json:"step"`
+		ID        string `json:"id"`
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+		Duplicate bool   `json:"duplicate"`
+		// Truncated: the output limit cut the call's arguments off; it
+		// was not run.
+		Truncated bool `json:"truncated,omitempty"`
+	}
+	ToolResultEvent struct {
+		Type       string `json:"type"` // "tool_result"
+		Step       int    `json:"step"`
+		ID         string `json:"id"`
+		Name       string `json:"name"`
+		Status     string `json:"status"`
+		IsError    bool   `json:"is_error"`
+		Brief      string `json:"brief"`
+		Message    string `json:"message"`
+		Output     string `json:"output"`
+		Feedback   string `json:"feedback,omitempty"`
+		DurationMS int64  `json:"duration_ms"`
+		Repeat     int    `json:"repeat"`
+		Cancelled  bool   `json:"cancelled"`
+		// Reminder is the repeat-guard reminder the model saw with the
+		// result.
+		Reminder string `json:"reminder,omitempty"`
+	}
+	CompactionEvent struct {
+		Type       string `json:"type"` // "compaction"
+		Tokens     int64  `json:"tokens"`
+		Summarised int    `json:"summarised"`
+		Kept       int    `json:"kept"`
+		Error      string `json:"error,omitempty"`
+	}
+	ToolProgressEvent struct {
+		Type     string  `json:"type"` // "tool_progress"
+		ID       string  `json:"id"`
+		Name     string  `json:"name"`
+		Progress float64 `json:"progress"`
+		Total    float64 `json:"total,omitempty"`
+		Message  string  `json:"message,omitempty"`
+	}
+	// ApprovalEvent: an approval request and its answer. WaitMS is how long
+	// the user took to answer (0 when nobody was asked).
+	ApprovalEvent struct {
+		Type        string `json:"type"` // "approval"
+		ToolCallID  string `json:"tool_call_id"`
+		Tool        string `json:"tool"`
+		Action      string `json:"action"`
+		Description string `json:"description"`
+		Approved    bool   `json:"approved"`
+		Feedback    string `json:"feedback,omitempty"`
+		Answer      string `json:"answer"`
+		ForSession  bool   `json:"for_session"`
+		WaitMS      int64  `json:"wait_ms"`
+	}
+	UsageEvent struct {
+		Type string `json:"type"` // "usage"
+		Step int    `json:"step"`
+		providers.Usage
+	}
+	// RetryEvent: the step is retried; KeptCalls are the calls of the
+	// failed attempt that ran, kept in the history with their results.
+	RetryEvent struct {
+		Type        string    `json:"type"` // "retry"
+		Step        int       `json:"step"`
+		Attempt     int       `json:"attempt"`
+		MaxAttempts int       `json:"max_attempts"`
+		DelayMS     int64     `json:"delay_ms"`
+		Error       string    `json:"error"`
+		KeptCalls   []CallRef `json:"kept_calls"`
+	}
+	// CallRef names a tool call.
+	CallRef struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	}
+	// StopEvent: why the model's response ended; TruncatedCalls were cut
+	// off by the output limit and not run.
+	StopEvent struct {
+		Type           string    `json:"type"` // "stop"
+		Step           int       `json:"step"`
+		StopReason     string    `json:"stop_reason"`
+		TruncatedCalls []CallRef `json:"truncated_calls,omitempty"`
+	}
+	// InterruptedEvent: the user interrupted the step; Calls are its tool
+	// calls, kept in the history with their results.
+	InterruptedEvent struct {
+		Type  string    `json:"type"` // "interrupted"
+		Step  int       `json:"step"`
+		Calls []CallRef `json:"calls"`
+	}
+	ErrorEvent struct {
+		Type      string `json:"type"` // "error"
+		Error     string `json:"error"`
+		Retryable bool   `json:"retryable"`
+	}
+	TurnEndEvent struct {
+		Type   string          `json:"type"` // "turn_end"
+		Steps  int             `json:"steps"`
+		Reason string          `json:"reason"`
+		Usage  providers.Usage `json:"usage"`
+		// StopReason is the model's stop reason of the last response.
+		StopReason string `json:"stop_reason,omitempty"`
+		Error      string `json:"error,omitempty"`
+	}
+	// ResultEvent closes a one-shot run: the final answer (the assistant
+	// text of the turn's last step), why the turn stopped, its usage, the
+	// session, whether any tool call was refused, and the exit code the
+	// run exits with.
+	ResultEvent struct {
+		Type       string          `json:"type"` // "result"
+		Text       string          `json:"text"`
+		StopReason string          `json:"stop_reason"`
+		Usage      providers.Usage `json:"usage"`
+		SessionID  string          `json:"session_id"`
+		Steps      int             `json:"steps"`
+		Refused    int             `json:"refused"`
+		ExitCode   int             `json:"exit_code"`
+		Error      string          `json:"error,omitempty"`
+	}
+)
+
+var statusOf = map[toolset.Kind]string{toolset.Ok: "ok", toolset.Failed: "error", toolset.Rejected: "rejected"}
+
+// FromLoop is the stream-json form of a loop event (nil for none).
+func FromLoop(e loop.Event) any {
+	switch e := e.(type) {
+	case loop.StepStarted:
+		return StepStartEvent{Type: "step_start", Step: e.Step, Attempt: e.Attempt}
+	case loop.TextDelta:
+		return TextEvent{Type: "text", Step: e.Step, Text: e.Text}
+	case loop.ReasoningDelta:
+		return TextEvent{Type: "reasoning", Step: e.Step, Text: e.Text}
+	case loop.ToolCallStarted:
+		return ToolCallEvent{Type: "tool_call", Step: e.Step, ID: e.Call.ID, Name: e.Call.Name, Arguments: e.Call.Arguments,
+			Duplicate: e.Duplicate, Truncated: e.Call.Truncated}
+	case loop.ToolCallFinished:
+		r := e.Result
+		return ToolResultEvent{Type: "tool_result", Step: e.Step, ID: e.Call.ID, Name: e.Call.Name, Status: statusOf[r.Kind],
+			IsError: r.IsError(), Brief: r.Brief, Message: r.Message, Output: r.OutputText(), Feedback: r.Feedback,
+			DurationMS: e.Duration.Milliseconds(), Repeat: e.Repeat, Cancelled: e.Cancelled, Reminder: e.Reminder}
+	case loop.Compacted:
+		ev := CompactionEvent{Type: "compaction", Tokens: e.Tokens, Summarised: e.Summarised, Kept: e.Kept}
+		if e.Err != nil {
+			ev.Error = e.Err.Error()
+		}
+		return ev
+	case loop.ToolProgress:
+		return ToolProgressEvent{Type: "tool_progress", ID: e.ToolCallID, Name: e.ToolName, Progress: e.Progress,
+			Total: e.Total, Message: e.Message}
+	case loop.ApprovalDecided:
+		return ApprovalEvent{Type: "approval", ToolCallID: e.ToolCallID, Tool: e.ToolName, Action: e.Action,
+			Description: e.Description, Approved: e.Approved, Feedback: e.Feedback, Answer: e.Answer, ForSession: e.ForSession,
+			WaitMS: e.Waited.Milliseconds()}
+	case loop.UsageReported:
+		return UsageEvent{Type: "usage", Step: e.Step, Usage: e.Usage}
+	case loop.StepRetried:
+		return RetryEvent{Type: "retry", Step: e.Step, Attempt: e.Attempt, MaxAttempts: e.MaxAttempts,
+			DelayMS: e.Delay.Milliseconds(), Error: e.Err.Error(), KeptCalls: callRefs(e.Kept)}
+	case loop.ResponseStopped:
+		ev := StopEvent{Type: "stop", Step: e.Step, StopReason: string(e.Reason)}
+		if len(e.Truncated) > 0 {
+			ev.TruncatedCalls = callRefs(e.Truncated)
+		}
+		return ev
+	case loop.StepInterrupted:
+		return InterruptedEvent{Type: "interrupted", Step: e.Step, Calls: callRefs(e.Calls)}
+	case loop.TurnFailed:
+		return ErrorEvent{Type: "error", Error: e.Err.Error(), Retryable: providers.IsRetryable(e.Err)}
+	case loop.TurnEnded:
+		ev := TurnEndEvent{Type: "turn_end", Steps: e.Steps, Reason: string(e.Reason), Usage: e.Usage, StopReason: string(e.ModelStop)}
+		if e.Err != nil {
+			ev.Error = e.Err.Error()
+		}
+		return ev
+	}
+	return nil
+}
+
+func callRefs(calls []providers.ToolCall) []CallRef {
+	refs := make([]CallRef, len(calls))
+	for i, c := range calls {
+		refs[i] = CallRef{ID: c.ID, Name: c.Name}
+	}
+	return refs
+}
+
+// Writer writes events, one JSON object a line; it is safe for concurrent
+// use.
+type Writer struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+// NewWriter returns a Writer writing to out.
+func NewWriter(out io.Writer) *Writer {
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	return &Writer{enc: enc}
+}
+
+// Write writes one event.
+func (w *Writer) Write(v any) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.enc.Encode(v)
+}
