@@ -34,7 +34,8 @@ func checkPluginDirs(dirs []string) error {
 var pluginNotFound = regexp.MustCompile(`plugin ([A-Za-z0-9_.-]+): kosong-plugin-[A-Za-z0-9_.-]+ not found`)
 
 // pluginHint adds "did you mean" to a load error naming a plugin that was
-// not found, from the kosong-plugin-NAME binaries in dirs.
+// not found, from the built-in plugins and the kosong-plugin-NAME binaries
+// in dirs.
 func pluginHint(err error, dirs []string) error {
 	if err == nil {
 		return nil
@@ -43,7 +44,7 @@ func pluginHint(err error, dirs []string) error {
 	if m == nil {
 		return err
 	}
-	var known []string
+	known := builtinNames()
 	for _, d := range dirs {
 		entries, _ := os.ReadDir(d)
 		for _, e := range entries {

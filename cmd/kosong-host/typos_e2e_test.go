@@ -4,14 +4,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/kosong-host/kosong-host/host/testbin"
 )
 
 // TestTypos: every mistyped name exits 2 with a "did you mean".
 func TestTypos(t *testing.T) {
-	kosongHost(t) // builds the plugins into testbin.Dir()
-	plugins := filepath.Join(testbin.Dir(), "plugins")
 	dir := writeFiles(t, map[string]string{
 		"agent.yaml":   echoAgent,
 		"s.md":         "hi",
@@ -26,10 +22,10 @@ func TestTypos(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"tools entry", []string{"--agent", "typo.yaml", "--plugin-dir", plugins, "tools", "list"}, "(did you mean echo?)"},
+		{"tools entry", []string{"--agent", "typo.yaml", "tools", "list"}, "(did you mean echo?)"},
 		{"exclude_tools entry", []string{"--agent", "exclude.yaml", "validate"}, `exclude_tools entry "Thnk" matches no tool or plugin of the agent (did you mean Think?)`},
-		{"tools call", []string{"--plugin-dir", plugins, "tools", "call", "Ecko", "{}"}, "Tool `Ecko` not found in agent.yaml (did you mean Echo?)"},
-		{"tools describe", []string{"--plugin-dir", plugins, "tools", "describe", "Ecko"}, "(did you mean Echo?)"},
+		{"tools call", []string{"tools", "call", "Ecko", "{}"}, "Tool `Ecko` not found in agent.yaml (did you mean Echo?)"},
+		{"tools describe", []string{"tools", "describe", "Ecko"}, "(did you mean Echo?)"},
 		{"--model", []string{"run", "--config", "config.yaml", "--model", "sonet", "-p", "hi"}, "--model sonet is not a model alias (did you mean sonnet?)"},
 		{"--provider", []string{"run", "--provider", "scriptd", "--script", "script.yaml", "-p", "hi"}, "(did you mean scripted?)"},
 		{"--plugin-dir", []string{"--plugin-dir", filepath.Join(dir, "nonexistent"), "tools", "list"}, "no such directory"},
