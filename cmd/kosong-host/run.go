@@ -232,6 +232,7 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 		return exitCode(2, err)
 	}
 	defer a.Close()
+	a.Source = g.agentSource
 	if len(s.Subagents) > 0 {
 		run := subagent.NewRunner(subagent.Config{Subagents: s.Subagents, Provider: provider, Options: opts,
 			MaxStepsPerTurn: f.maxSteps, MaxContextSize: contextSize})
@@ -251,6 +252,7 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	if streamJSON || !mode.oneShot {
 		fe.printer.Start(repl.Info{SessionID: sess.ID, StateDir: sess.Dir, Agent: s.Name, Provider: provider.Name(),
 			Model: provider.Model(), Tools: a.Toolset.Names()})
+		printAgentSource(stderr, streamJSON, a)
 	}
 	if mode.oneShot {
 		res, err := repl.RunOnce(ctx, l, mode.input, sess.SaveHistory)
