@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -106,4 +107,25 @@ func TestRunBannerNamesAgent(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	_ = testbin.Root
+}
+
+// TestGoInstall: `go install .../cmd/kosong-host` gives a complete tool:
+// the installed binary alone runs the built-in default agent in an empty
+// folder.
+func TestGoInstall(t *testing.T) {
+	gobin := t.TempDir()
+	cmd := exec.Command("go", "install", "./cmd/kosong-host")
+	cmd.Dir = testbin.Root()
+	cmd.Env = append(os.Environ(), "GOBIN="+gobin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go install: %v\n%s", err, out)
+	}
+	entries, _ := os.ReadDir(gobin)
+	if len(entries) != 1 {
+		t.Fatalf("GOBIN holds %d files, want kosong-host alone", len(entries))
+	}
+	r := runCommand(t, filepath.Join(gobin, "kosong-host"), t.TempDir(), emptyEnv(t), "", "tools", "list")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "agent kosong from built-in default\n") || !hasRow(r.stdout, "Shell", "builtin shell") {
+		t.Fatalf("installed tools list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }
