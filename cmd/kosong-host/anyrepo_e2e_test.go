@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,5 +128,66 @@ func TestGoInstall(t *testing.T) {
 	r := runCommand(t, filepath.Join(gobin, "kosong-host"), t.TempDir(), emptyEnv(t), "", "tools", "list")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "agent kosong from built-in default\n") || !hasRow(r.stdout, "Shell", "builtin shell") {
 		t.Fatalf("installed tools list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestSessionsPerWorkDir: sessions record their folder and agent; -c
+// continues the newest of this folder; `sessions` lists this folder's,
+// --all every folder's; a resumed interactive run shows the last exchange,
+// and leaving says how to resume.
+func TestSessionsPerWorkDir(t *testing.T) {
+	env := emptyEnv(t)
+	a, b := t.TempDir(), t.TempDir()
+	script := filepath.Join(t.TempDir(), "s.yaml")
+	writeScript(t, script, "turns:\n  - text: answer one\n  - text: answer two\n")
+	run := func(dir, stdin string, args ...string) result {
+		t.Helper()
+		return runHostEnv(t, dir, env, stdin, append([]string{"run", "--provider", "scripted", "--script", script}, args...)...)
+	}
+	if r := run(a, "", "-p", "question in a"); r.code != 0 {
+		t.Fatalf("run in a: %+v", r)
+	}
+	if r := run(b, "", "-p", "question in b"); r.code != 0 {
+		t.Fatalf("run in b: %+v", r)
+	}
+	r := runHostEnv(t, a, env, "", "sessions")
+	if r.code != 0 || !strings.Contains(r.stdout, "question in a") || strings.Contains(r.stdout, "question in b") ||
+		!strings.Contains(r.stdout, a) || !strings.Contains(r.stdout, "kosong") {
+		t.Fatalf("sessions in a: %+v", r)
+	}
+	r = runHostEnv(t, a, env, "", "sessions", "--all")
+	if r.code != 0 || !strings.Contains(r.stdout, "question in a") || !strings.Contains(r.stdout, "question in b") {
+		t.Fatalf("sessions --all: %+v", r)
+	}
+	// The scripted model replays its turns from the start in each run, so
+	// the resumed run answers "answer one" again; the recap shows the
+	// saved exchange of a.
+	r = run(a, "next\n", "-i", "-c")
+	if r.code != 0 || !strings.Contains(r.stdout, "last exchange:\n  you: question in a\n  agent: answer one") ||
+		!strings.Contains(r.stderr, "to resume this session: kosong-host run --resume ") {
+		t.Fatalf("run -c in a: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runHostEnv(t, a, env, "", "sessions", "--json")
+	var rows []struct {
+		ID, WorkDir, Agent, FirstPrompt string
+	}
+	if err := json.Unmarshal([]byte(strings.ReplaceAll(strings.ReplaceAll(r.stdout, "work_dir", "WorkDir"), "first_prompt", "FirstPrompt")), &rows); err != nil || len(rows) != 1 {
+		t.Fatalf("sessions --json (a's one session, continued): %v\n%s", err, r.stdout)
+	}
+	if rows[0].WorkDir != a || rows[0].FirstPrompt != "question in a" || rows[0].Agent != "kosong" {
+		t.Fatalf("row %+v", rows[0])
+	}
+	// The id as a separate word, and a bad pick outside a terminal.
+	if r := run(a, "", "--resume", rows[0].ID, "-p", "again"); r.code != 0 {
+		t.Fatalf("--resume ID: %+v", r)
+	}
+	if r := run(a, "", "--resume", "-p", "x"); r.code != 2 || !strings.Contains(r.stderr, "--resume without an id asks which session in a terminal") {
+		t.Fatalf("--resume without id, no terminal: %+v", r)
+	}
+	if r := run(t.TempDir(), "", "-c", "-p", "x"); r.code != 2 || !strings.Contains(r.stderr, "there is no session of") {
+		t.Fatalf("-c in a new folder: %+v", r)
+	}
+	if r := run(a, "", "-c", "--resume", "last", "-p", "x"); r.code != 2 || !strings.Contains(r.stderr, "give one of them") {
+		t.Fatalf("-c with --resume: %+v", r)
 	}
 }

@@ -45,6 +45,7 @@ type runFlags struct {
 	script       string
 	config       string
 	resume       string
+	cont         bool
 	contextSize  int64
 	maxSteps     int
 	yolo         bool
@@ -69,7 +70,7 @@ turn and exit: 0 done, 1 the turn failed (or a call was rejected), 2 usage
 or configuration error, 75 the provider kept failing after retries, 130
 interrupted. Nobody can answer approval requests then: they are rejected,
 telling the model that --yolo allows them, unless --yolo is given.`,
-		Args: cobra.NoArgs,
+		Args: runArgs(f),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAgent(cmd, g, f) },
 	}
 	fl := cmd.Flags()
@@ -81,7 +82,7 @@ telling the model that --yolo allows them, unless --yolo is given.`,
 	fl.StringVar(&f.config, "config", "", "configuration file of providers and model aliases (default $XDG_CONFIG_HOME/kosong-host/config.yaml)")
 	fl.StringVar(&f.baseURL, "base-url", "", "API base URL (overrides {PROVIDER}_BASE_URL)")
 	fl.StringVar(&f.script, "script", "", "script file of the scripted provider")
-	fl.StringVar(&f.resume, "resume", "", `continue a session with its history: a session id, or "last" for the newest`)
+	addSessionFlags(fl, f)
 	fl.Int64Var(&f.contextSize, "max-context-size", 0, "the model's context window in tokens, to compact the history as it nears it (default: the model alias's max_context_size; unknown: never)")
 	fl.IntVar(&f.maxSteps, "max-steps-per-turn", loop.DefaultMaxStepsPerTurn, "steps a turn may take before it is stopped")
 	fl.BoolVar(&f.yolo, "yolo", false, "approve every action without asking")
@@ -194,13 +195,8 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	if err != nil {
 		return exitCode(2, err)
 	}
-	var sess *session.Session
-	var history []providers.Message
-	if f.resume != "" {
-		sess, history, err = session.Open(session.Options{}, f.resume)
-	} else {
-		sess, err = session.New(session.Options{})
-	}
+	sess, history, err := openRunSession(f, sessionChoice{workDir: workDir, stdin: stdin, prompts: stderr,
+		tty: isTerminal(stdin), spec: s, source: g.agentSource})
 	if err != nil {
 		return exitCode(2, err)
 	}
@@ -253,12 +249,17 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 		fe.printer.Start(repl.Info{SessionID: sess.ID, StateDir: sess.Dir, Agent: s.Name, Provider: provider.Name(),
 			Model: provider.Model(), Tools: a.Toolset.Names()})
 		printAgentSource(stderr, streamJSON, a)
+		if len(history) > 0 && !streamJSON {
+			printRecap(stdout, sess.ID, history)
+		}
 	}
 	if mode.oneShot {
 		res, err := repl.RunOnce(ctx, l, mode.input, sess.SaveHistory)
 		return turnExit(res, err, streamJSON)
 	}
-	if err := fe.repl.Run(ctx, l); err != nil && !errors.Is(err, context.Canceled) {
+	err = fe.repl.Run(ctx, l)
+	printResumeHint(stderr, sess.ID)
+	if err != nil && !errors.Is(err, context.Canceled) {
 		return exitCode(1, err)
 	}
 	return nil
