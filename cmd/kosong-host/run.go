@@ -46,6 +46,7 @@ type runFlags struct {
 	config       string
 	resume       string
 	cont         bool
+	wire         bool
 	contextSize  int64
 	maxSteps     int
 	yolo         bool
@@ -83,6 +84,7 @@ telling the model that --yolo allows them, unless --yolo is given.`,
 	fl.StringVar(&f.baseURL, "base-url", "", "API base URL (overrides {PROVIDER}_BASE_URL)")
 	fl.StringVar(&f.script, "script", "", "script file of the scripted provider")
 	addSessionFlags(fl, f)
+	addWireFlag(fl, f)
 	fl.Int64Var(&f.contextSize, "max-context-size", 0, "the model's context window in tokens, to compact the history as it nears it (default: the model alias's max_context_size; unknown: never)")
 	fl.IntVar(&f.maxSteps, "max-steps-per-turn", loop.DefaultMaxStepsPerTurn, "steps a turn may take before it is stopped")
 	fl.BoolVar(&f.yolo, "yolo", false, "approve every action without asking")
@@ -157,6 +159,9 @@ func isTerminal(v any) bool {
 }
 
 func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
+	if f.wire {
+		return runWire(cmd, g, f)
+	}
 	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 	streamJSON := false
 	switch f.outputFormat {

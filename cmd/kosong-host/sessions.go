@@ -233,3 +233,19 @@ func printRecap(w io.Writer, id string, history []providers.Message) {
 func printResumeHint(w io.Writer, id string) {
 	fmt.Fprintf(w, "to resume this session: kosong-host run --resume %s (or kosong-host run -c in this folder)\n", id)
 }
+
+// openSessionID resolves -c and --resume for a front end that opens the
+// session itself: the id, or "" for a new session. (--resume without an id
+// has no terminal to pick in there.)
+func openSessionID(f *runFlags, workDir string) (string, bool, error) {
+	switch {
+	case f.cont && f.resume != "":
+		return "", false, errors.New("--continue and --resume both pick a session: give one of them")
+	case f.cont || f.resume == session.Last:
+		latest, err := session.Latest(session.Options{}, workDir)
+		return latest.ID, err == nil, err
+	case f.resume == pickSession:
+		return "", false, errors.New("--resume without an id asks which session in a terminal; here give the id (kosong-host sessions lists them) or use -c for the newest")
+	}
+	return f.resume, f.resume != "", nil
+}
