@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -22,6 +23,9 @@ func addWireFlag(fl *pflag.FlagSet, f *runFlags) {
 // runWire serves the wire protocol: the agent and provider of the command
 // line, one conversation in the current folder (or --resume/-c's session).
 func runWire(cmd *cobra.Command, g *globals, f *runFlags) error {
+	if f.maxSteps < 1 {
+		return exitCode(2, fmt.Errorf("invalid --max-steps-per-turn %d: it must be at least 1", f.maxSteps))
+	}
 	if f.prompt != "" || f.interactive || f.outputFormat != "text" {
 		return exitCode(2, errors.New("--wire reads its prompts from the client: -p, -i and --output-format do not go with it"))
 	}
@@ -37,6 +41,7 @@ func runWire(cmd *cobra.Command, g *globals, f *runFlags) error {
 		}
 		req.Resume = s
 	}
+	ignoreBrokenPipe()
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err = wire.Serve(ctx, wire.Config{In: cmd.InOrStdin(), Out: cmd.OutOrStdout(), Open: g.conversationOpener(f),

@@ -178,3 +178,15 @@ func (r *Relay) Observe(e loop.Event) {
 		o.Observe(e)
 	}
 }
+
+// Idle is closed once no turn runs (at once if none does).
+func (c *Conversation) Idle() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running != nil {
+		return c.running
+	}
+	done := make(chan struct{})
+	close(done)
+	return done
+}
