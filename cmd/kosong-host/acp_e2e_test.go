@@ -447,3 +447,29 @@ func TestACPBadInput(t *testing.T) {
 		t.Fatalf("initialize after the bad line: %q %v", line, err)
 	}
 }
+
+// TestACPClientMCPServer: an MCP server the editor hands over in
+// session/new is a tool source of that session; its calls ask permission
+// (mcp:TOOL) like any other.
+func TestACPClientMCPServer(t *testing.T) {
+	dir, env := t.TempDir(), emptyEnv(t)
+	script := filepath.Join(t.TempDir(), "s.yaml")
+	writeScript(t, script, `turns:
+  - tool_calls: [{id: m1, name: editor__echo, arguments: {text: "from the editor's server"}}]
+  - text: "ok"
+`)
+	c := startACP(t, dir, env, "--provider", "scripted", "--script", script, "--yolo")
+	c.initialize()
+	sess, err := c.conn.NewSession(c.ctx(), acp.NewSessionRequest{Cwd: dir, McpServers: []acp.McpServer{
+		{Stdio: &acp.McpServerStdio{Name: "editor", Command: mcpTestServer(t), Args: []string{}, Env: []acp.EnvVariable{}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := c.prompt(sess.SessionId, "Use the editor's tool."); err != nil || res.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	lines := summary(c.takeUpdates())
+	if !hasLine(lines, `tool_call_update m1 completed text("from the editor's server")`) {
+		t.Fatalf("updates:\n%s", strings.Join(lines, "\n"))
+	}
+}
