@@ -3,10 +3,13 @@ GO      ?= go
 BIN     := bin
 PLUGINS := $(patsubst plugins/%/cmd,%,$(wildcard plugins/*/cmd))
 PROTO   := pluginsdk/proto/pluginv1
+# make install puts kosong-host (host, built-in plugins and the built-in
+# default agent in one binary) into $(DESTDIR)$(PREFIX)/bin.
+PREFIX  ?= /usr/local
 # Release builds: no file system paths in the binaries, no symbol tables.
 GOBUILD := $(GO) build -trimpath -ldflags "-s -w"
 
-.PHONY: all build plugins test check-tracked cross demo bench proto vet fmt clean
+.PHONY: all build install plugins test check-tracked cross demo bench proto vet fmt clean
 
 all: build
 
@@ -15,6 +18,10 @@ all: build
 build:
 	@mkdir -p $(BIN)
 	$(GOBUILD) -o $(BIN)/kosong-host ./cmd/kosong-host
+
+install:
+	@mkdir -p $(DESTDIR)$(PREFIX)/bin
+	$(GOBUILD) -o $(DESTDIR)$(PREFIX)/bin/kosong-host ./cmd/kosong-host
 
 # The first-party plugins as standalone binaries, for teams that ship them
 # separately. Installed in bin/plugins, they override the built-ins.

@@ -17,12 +17,14 @@ import (
 
 // globals are the flags every command shares.
 type globals struct {
-	agentPath  string
-	logLevel   string
-	pluginDirs []string
-	mcpConfigs []string
-	startLimit time.Duration
-	logger     hclog.Logger
+	agentPath string
+	// agentSource is the spec in use and how it was found (findAgent).
+	agentSource agent.Source
+	logLevel    string
+	pluginDirs  []string
+	mcpConfigs  []string
+	startLimit  time.Duration
+	logger      hclog.Logger
 }
 
 func newRootCmd() *cobra.Command {
@@ -44,19 +46,20 @@ func newRootCmd() *cobra.Command {
 			// go-plugin also writes to the standard logger: route it through ours.
 			log.SetFlags(0)
 			log.SetOutput(g.logger.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}))
-			return nil
+			return g.findAgent(cmd)
 		},
 	}
 	root.Version = buildVersion()
 	root.SetVersionTemplate("kosong-host {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitCode(2, err) })
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.agentPath, "agent", "agent.yaml", "agent spec file")
+	pf.StringVar(&g.agentPath, "agent", "", "agent spec file (default: the first of ./.kosong/agent.yaml, ./agent.yaml, $XDG_CONFIG_HOME/kosong-host/agent.yaml, else the built-in default agent)")
 	pf.StringVar(&g.logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error, off")
 	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for kosong-plugin-NAME binaries (repeatable; before KOSONG_PLUGIN_PATH, plugins/ beside the binary and the built-in plugins)")
 	pf.DurationVar(&g.startLimit, "plugin-start-timeout", plugin.DefaultStartTimeout, "how long a plugin may take to complete the handshake")
 	pf.StringArrayVar(&g.mcpConfigs, "mcp-config-file", nil, `MCP config file ({"mcpServers": ...}), repeatable`)
 	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd(), newPluginsCmd(g), newMCPCmd(g), newModelsCmd(g), newPluginServeCmd())
+	addProjectCmds(root, g)
 	if runCmd := newRunCmd(g); runCmd != nil {
 		root.AddCommand(runCmd)
 	}
@@ -99,27 +102,4 @@ func (g *globals) searchDirs() []string {
 		}
 	}
 	return out
-}
-
-// defaultAgentPath is the built-in default agent that `extend: default`
-// names: $KOSONG_DEFAULT_AGENT, else agents/default/agent.yaml beside or
-// above the binary's folder (bin/kosong-host in a checkout).
-func defaultAgentPath() string {
-	if p := os.Getenv("KOSONG_DEFAULT_AGENT"); p != "" {
-		return p
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	dir := filepath.Dir(exe)
-	for _, p := range []string{
-		filepath.Join(dir, "agents", "default", "agent.yaml"),
-		filepath.Join(dir, "..", "agents", "default", "agent.yaml"),
-	} {
-		if _, err := os.Stat(p); err == nil {
-			return filepath.Clean(p)
-		}
-	}
-	return ""
 }

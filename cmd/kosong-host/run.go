@@ -49,11 +49,15 @@ type runFlags struct {
 	script       string
 	config       string
 	resume       string
-	contextSize  int64
-	maxSteps     int
-	yolo         bool
-	interactive  bool
-	streamIdle   time.Duration
+	cont         bool
+	wire         bool
+	// resumeFromArg: the one positional argument was --resume's session id.
+	resumeFromArg bool
+	contextSize   int64
+	maxSteps      int
+	yolo          bool
+	interactive   bool
+	streamIdle    time.Duration
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -82,8 +86,8 @@ the provider kept failing after retries, 130 interrupted
 (the session is saved first: --resume continues it). Nobody can answer
 approval requests then: they are rejected, telling the model that --yolo
 allows them, unless --yolo is given.`,
-		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runAgent(cmd, g, f, args) },
+		Args: runArgs(f),
+		RunE: func(cmd *cobra.Command, args []string) error { return runAgent(cmd, g, f, promptArgs(f, args)) },
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.prompt, "prompt", "p", "", "run one turn with this prompt and exit")
@@ -94,7 +98,8 @@ allows them, unless --yolo is given.`,
 	fl.StringVar(&f.config, "config", "", "configuration file of providers and model aliases (default $XDG_CONFIG_HOME/kosong-host/config.yaml)")
 	fl.StringVar(&f.baseURL, "base-url", "", "API base URL (overrides {PROVIDER}_BASE_URL)")
 	fl.StringVar(&f.script, "script", "", "script file of the scripted provider")
-	fl.StringVar(&f.resume, "resume", "", `continue a session with its history: a session id, or "last" for the newest`)
+	addSessionFlags(fl, f)
+	addWireFlag(fl, f)
 	fl.Int64Var(&f.contextSize, "max-context-size", 0, "the model's context window in tokens, to compact the history as it nears it (default: the model alias's max_context_size; unknown: never)")
 	fl.IntVar(&f.maxSteps, "max-steps-per-turn", loop.DefaultMaxStepsPerTurn, "steps a turn may take before it is stopped")
 	fl.DurationVar(&f.streamIdle, "stream-idle-timeout", 0, "fail a model response (and retry it) when its stream sends nothing for this long (default: the configuration's stream_idle_timeout, else 5m)")
@@ -204,6 +209,9 @@ func isTerminal(v any) bool {
 }
 
 func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error {
+	if f.wire {
+		return runWire(cmd, g, f)
+	}
 	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
 	streamJSON := false
 	switch f.outputFormat {
@@ -248,13 +256,8 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	if err != nil {
 		return exitCode(2, err)
 	}
-	var sess *session.Session
-	var history []providers.Message
-	if f.resume != "" {
-		sess, history, err = session.Open(session.Options{}, f.resume)
-	} else {
-		sess, err = session.New(session.Options{})
-	}
+	sess, history, err := openRunSession(f, sessionChoice{workDir: workDir, stdin: stdin, prompts: stderr,
+		tty: isTerminal(stdin), spec: s, source: g.agentSource})
 	if err != nil {
 		return exitCode(2, err)
 	}
@@ -289,6 +292,7 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 		return exitCode(2, pluginHint(err, opts.PluginDirs))
 	}
 	defer a.Close()
+	a.Source = g.agentSource
 	if len(s.Subagents) > 0 {
 		run := subagent.NewRunner(subagent.Config{Subagents: s.Subagents, Provider: provider, Options: opts,
 			MaxStepsPerTurn: f.maxSteps, MaxContextSize: contextSize})
@@ -313,13 +317,19 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 		fe.printer.Start(repl.Info{SessionID: sess.ID, StateDir: sess.Dir, Agent: s.Name, Provider: provider.Name(),
 			Model: provider.Model(), Tools: a.Toolset.Names(), WorkDir: workDir, Approval: fe.decider.Mode().String(),
 			MaxContextSize: contextSize})
+		printAgentSource(stderr, streamJSON, a)
+		if len(history) > 0 && !streamJSON {
+			printRecap(stdout, sess.ID, history)
+		}
 	}
 	if mode.oneShot {
 		return oneShot(ctx, l, mode.input, sess, refused, fe, stdout, streamJSON)
 	}
 	fe.repl.SetCommands(slashCommands(&slashEnv{g: g, f: f, spec: s, workDir: workDir, agent: a, newLoop: newLoop,
 		provider: provider, contextSize: contextSize, sess: sess}))
-	if err := fe.repl.Run(ctx, l); err != nil && !errors.Is(err, context.Canceled) {
+	err = fe.repl.Run(ctx, l)
+	printResumeHint(stderr, sess.ID)
+	if err != nil && !errors.Is(err, context.Canceled) {
 		return exitCode(1, err)
 	}
 	return nil

@@ -46,6 +46,7 @@ func (g *globals) loadForTools(ctx context.Context, decider approval.Decider) (*
 		os.RemoveAll(stateDir)
 		return nil, nil, exitCode(2, pluginHint(err, opts.PluginDirs))
 	}
+	a.Source = g.agentSource
 	return a, func() { a.Close(); os.RemoveAll(stateDir) }, nil
 }
 
@@ -96,6 +97,7 @@ func newToolsListCmd(g *globals) *cobra.Command {
 					enc.SetIndent("", "  ")
 					return enc.Encode(rows)
 				}
+				fmt.Fprintf(out, "agent %s from %s\n", a.Spec.Name, a.Source)
 				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "NAME\tSTATUS\tCAPABILITIES\tSOURCE")
 				for _, st := range a.Status {

@@ -95,7 +95,10 @@ type ToolStatus struct {
 
 // Agent is a loaded agent.
 type Agent struct {
-	Spec    *spec.Spec
+	Spec *spec.Spec
+	// Source says which spec file is in use and how it was found; the
+	// command that found it sets it (see Find).
+	Source  Source
 	Toolset *toolset.Toolset
 	Plugins []*plugin.Plugin
 	Status  []ToolStatus

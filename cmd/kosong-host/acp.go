@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kosong-host/kosong-host/host/frontend/acp"
+	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/providers/registry"
+)
+
+func newACPCmd(g *globals) *cobra.Command {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "acp",
+		Short: "Serve the Agent Client Protocol on stdio, for editors (Zed, JetBrains, Neovim, Emacs)",
+		Long: `Serve the Agent Client Protocol (agentclientprotocol.com) on stdin/stdout: an editor
+starts kosong-host acp and talks to the agent through it. Each ACP session is a
+kosong session of the editor's folder (session/load resumes one by id); the agent,
+provider and model come from the same flags and configuration as run. Logs go to
+stderr. In Zed's settings.json:
+
+  "agent_servers": { "kosong-host": { "type": "custom", "command": "kosong-host", "args": ["acp"] } }`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.maxSteps < 1 {
+				return exitCode(2, fmt.Errorf("invalid --max-steps-per-turn %d: it must be at least 1", f.maxSteps))
+			}
+			ignoreBrokenPipe()
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			err := acp.Serve(ctx, acp.Config{Open: g.conversationOpener(f), Yolo: f.yolo, Name: "kosong-host",
+				Title: "kosong-host", Version: buildVersion(), Logger: g.logger}, cmd.InOrStdin(), cmd.OutOrStdout())
+			if err != nil && !errors.Is(err, context.Canceled) {
+				return exitCode(1, err)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.provider, "provider", "", "model provider: "+strings.Join(registry.Known(), ", ")+" (default: as for run)")
+	fl.StringVar(&f.model, "model", "", "a model alias of the configuration file, or a model name")
+	fl.StringVar(&f.config, "config", "", "configuration file of providers and model aliases (default $XDG_CONFIG_HOME/kosong-host/config.yaml)")
+	fl.StringVar(&f.baseURL, "base-url", "", "API base URL (overrides {PROVIDER}_BASE_URL)")
+	fl.StringVar(&f.script, "script", "", "script file of the scripted provider")
+	fl.Int64Var(&f.contextSize, "max-context-size", 0, "the model's context window in tokens (default: the model alias's max_context_size)")
+	fl.IntVar(&f.maxSteps, "max-steps-per-turn", loop.DefaultMaxStepsPerTurn, "steps a turn may take before it is stopped")
+	fl.BoolVar(&f.yolo, "yolo", false, "start sessions in the yolo mode (approve every action); the editor can switch modes")
+	return cmd
+}
+
+// ignoreBrokenPipe keeps a front end on stdio alive when its client goes
+// away mid-turn: writes to the closed stdout fail (and are dropped) instead
+// of SIGPIPE ending the process before the turn is cancelled and the
+// session saved.
+func ignoreBrokenPipe() { signal.Ignore(syscall.SIGPIPE) }

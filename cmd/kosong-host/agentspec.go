@@ -1,0 +1,95 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kosong-host/kosong-host/agents"
+	"github.com/kosong-host/kosong-host/host/agent"
+	"github.com/kosong-host/kosong-host/host/spec"
+)
+
+// noAgentAnnotation marks commands that use no agent spec (init, sessions,
+// version...): --agent is not looked up for them.
+const noAgentAnnotation = "kosong-host/no-agent"
+
+// findAgent picks the agent spec for the command: --agent, else the first
+// of ./.kosong/agent.yaml, ./agent.yaml,
+// $XDG_CONFIG_HOME/kosong-host/agent.yaml, else the built-in default. It
+// sets g.agentPath (what the commands load) and g.agentSource (what the
+// banner and `tools list` show).
+func (g *globals) findAgent(cmd *cobra.Command) error {
+	for c := cmd; c != nil; c = c.Parent() {
+		if c.Annotations[noAgentAnnotation] != "" {
+			return nil
+		}
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return exitCode(2, err)
+	}
+	explicit := ""
+	if f := cmd.Flags().Lookup("agent"); f != nil && f.Changed {
+		explicit = g.agentPath
+	}
+	builtin, berr := builtinAgentPath()
+	src, err := agent.Find(explicit, wd, builtin, os.Getenv)
+	if err != nil {
+		return exitCode(2, errors.Join(err, berr))
+	}
+	g.agentPath, g.agentSource = src.Path, src
+	return nil
+}
+
+var builtinAgents struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// builtinAgentPath is the spec of the built-in default agent, unpacked from
+// the binary (agents.FS) into the user's cache folder on first use.
+func builtinAgentPath() (string, error) {
+	builtinAgents.once.Do(func() {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			cache = os.TempDir()
+		}
+		dir, err := spec.Unpack(agents.FS, filepath.Join(cache, "kosong-host"))
+		if err != nil {
+			// The cache folder may be read-only: try the temp folder.
+			dir, err = spec.Unpack(agents.FS, filepath.Join(os.TempDir(), fmt.Sprintf("kosong-host-%d", os.Getuid())))
+		}
+		if err != nil {
+			builtinAgents.err = fmt.Errorf("the built-in default agent could not be unpacked: %w", err)
+			return
+		}
+		builtinAgents.path = spec.DefaultAgentFile(dir)
+	})
+	return builtinAgents.path, builtinAgents.err
+}
+
+// defaultAgentPath is the agent that `extend: default` names:
+// $KOSONG_DEFAULT_AGENT if set, else the built-in default agent.
+func defaultAgentPath() string {
+	if p := os.Getenv("KOSONG_DEFAULT_AGENT"); p != "" {
+		return p
+	}
+	p, _ := builtinAgentPath()
+	return p
+}
+
+// printAgentSource adds the spec in use to a run's start output (on stderr,
+// and not with stream-json, whose stdout carries the session event).
+func printAgentSource(w io.Writer, streamJSON bool, a *agent.Agent) {
+	if streamJSON {
+		return
+	}
+	fmt.Fprintf(w, "agent %s from %s\n", a.Spec.Name, a.Source)
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/kosong-host/kosong-host/host/agent"
+	"github.com/kosong-host/kosong-host/host/frontend/conversation"
+	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/prompt"
+	"github.com/kosong-host/kosong-host/host/session"
+	"github.com/kosong-host/kosong-host/host/spec"
+	"github.com/kosong-host/kosong-host/host/subagent"
+	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/registry"
+)
+
+// conversationOpener builds the conversations of the ACP and wire front
+// ends from the command line: the agent spec found by findAgent, the
+// provider and model of --provider/--model/--script/--config (as run picks
+// them), the system prompt rendered for the conversation's folder, the
+// agent's plugins and MCP servers plus the front end's, its subagents, and
+// the run loop.
+func (g *globals) conversationOpener(f *runFlags) conversation.Opener {
+	return func(ctx context.Context, req conversation.Request) (*conversation.Conversation, error) {
+		s, err := spec.Load(g.agentPath, spec.LoadOptions{DefaultAgentPath: defaultAgentPath()})
+		if err != nil {
+			return nil, err
+		}
+		if len(req.MCPServers) > 0 {
+			cp := *s
+			cp.MCPServers = append(slices.Clone(s.MCPServers), req.MCPServers...)
+			s = &cp
+		}
+		sel, err := registry.Select(providerOptions(f, s, req.WorkDir))
+		if err != nil {
+			return nil, err
+		}
+		provider, contextSize := sel.Provider, int64(sel.MaxContextSize)
+		if f.contextSize > 0 {
+			contextSize = f.contextSize
+		}
+		system, err := prompt.Render(s.SystemPromptPath, s.SystemPromptArgs, prompt.Options{WorkDir: req.WorkDir})
+		if err != nil {
+			return nil, err
+		}
+		var sess *session.Session
+		var history []providers.Message
+		if req.Resume != "" {
+			sess, history, err = session.Open(session.Options{}, req.Resume)
+		} else {
+			sess, err = session.New(session.Options{})
+			if err == nil {
+				err = sess.WriteMeta(session.Meta{WorkDir: req.WorkDir, Agent: s.Name, AgentFile: g.agentSource.String(), Created: time.Now()})
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		events := &conversation.Relay{}
+		approvals := conversation.NewApprovals(req.Ask, events)
+		approvals.SetYolo(req.Yolo || f.yolo)
+		opts, err := g.loadOptions(approvals, sess.ID, sess.Dir)
+		if err != nil {
+			return nil, err
+		}
+		opts.WorkDir = req.WorkDir
+		opts.OnProgress = func(p toolset.Progress) {
+			events.Observe(loop.ToolProgress{ToolCallID: p.ToolCallID, ToolName: p.Tool, Progress: p.Progress,
+				Total: p.Total, Message: p.Message})
+		}
+		a, err := agent.LoadSpec(ctx, s, opts)
+		if err != nil {
+			return nil, err
+		}
+		a.Source = g.agentSource
+		if len(s.Subagents) > 0 {
+			run := subagent.NewRunner(subagent.Config{Subagents: s.Subagents, Provider: provider, Options: opts,
+				MaxStepsPerTurn: f.maxSteps, MaxContextSize: contextSize})
+			if err := a.Toolset.Add(subagent.Tool(s.Subagents, run)); err != nil {
+				a.Close()
+				return nil, err
+			}
+		}
+		l, err := loop.New(loop.Config{Provider: provider, Toolset: a.Toolset, System: system, History: history,
+			MaxStepsPerTurn: f.maxSteps, Observer: events, MaxContextSize: contextSize})
+		if err != nil {
+			a.Close()
+			return nil, err
+		}
+		return conversation.New(conversation.Parts{Session: sess, Loop: l, Toolset: a.Toolset, Approvals: approvals,
+			Events: events, AgentName: s.Name, Close: a.Close}), nil
+	}
+}

@@ -1,0 +1,267 @@
+// Package wire serves kosong-host's wire protocol (`kosong-host run
+// --wire`): JSON-RPC 2.0 over stdio, one message a line, following Kimi
+// CLI's wire protocol where it fits (docs/wire.md). The client sends
+// initialize (with its external tools), prompt and cancel; the server sends
+// every loop event as an `event` notification, and approval requests and
+// external tool calls as `request` requests that wait for the client's
+// answer. The turns run in a conversation (host/frontend/conversation), the
+// same loop and approval flow as the terminal's.
+package wire
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/frontend/conversation"
+	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+// ProtocolVersion is the wire protocol version the server speaks; a client
+// must speak a 1.x version.
+const ProtocolVersion = "1.10"
+
+// DefaultToolTimeout bounds a call of an external tool whose entry sets no
+// timeout.
+const DefaultToolTimeout = 60 * time.Second
+
+// Config configures Serve.
+type Config struct {
+	In  io.Reader
+	Out io.Writer
+	// Open builds the conversation; Serve sets its Ask.
+	Open    conversation.Opener
+	Request conversation.Request
+	// ServerName and Version answer initialize.
+	ServerName, Version string
+	Logger              hclog.Logger
+}
+
+// server is one wire connection.
+type server struct {
+	cfg  Config
+	peer *peer
+	conv *conversation.Conversation
+	ctx  context.Context
+
+	mu        sync.Mutex
+	externals map[string]bool
+	turns     sync.WaitGroup
+}
+
+// Serve opens the conversation and serves the connection until In ends (or
+// ctx does): the running turn is then cancelled, its history saved and the
+// agent stopped.
+func Serve(ctx context.Context, cfg Config) error {
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	s := &server{cfg: cfg, peer: newPeer(cfg.Out), externals: map[string]bool{}}
+	req := cfg.Request
+	req.Ask = s.ask
+	conv, err := cfg.Open(ctx, req)
+	if err != nil {
+		return err
+	}
+	s.conv = conv
+	conv.SetObserver(loop.ObserverFunc(s.event))
+	ctx, cancel := context.WithCancel(ctx)
+	s.ctx = ctx
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	go func() {
+		readErr <- readLines(cfg.In, func(b []byte) { lines <- append([]byte(nil), b...) })
+		close(lines)
+	}()
+	var rerr error
+loop:
+	for {
+		select {
+		case b, ok := <-lines:
+			if !ok {
+				rerr = <-readErr
+				break loop
+			}
+			s.handle(b)
+		case <-ctx.Done():
+			break loop
+		}
+	}
+	// The client is gone: nobody answers any more.
+	s.peer.close()
+	conv.Cancel()
+	cancel()
+	s.turns.Wait()
+	conv.Close()
+	if rerr != nil {
+		return fmt.Errorf("wire: reading stdin: %w", rerr)
+	}
+	return nil
+}
+
+func (s *server) handle(line []byte) {
+	var m message
+	if err := json.Unmarshal(line, &m); err != nil || m.JSONRPC != "2.0" {
+		if err != nil {
+			s.peer.respond(nil, nil, &rpcError{Code: codeParse, Message: "Invalid JSON format"})
+		} else {
+			s.peer.respond(m.ID, nil, &rpcError{Code: codeInvalidRequest, Message: "Invalid request"})
+		}
+		return
+	}
+	if m.Method == "" {
+		if m.Result == nil && m.Error == nil {
+			s.peer.respond(m.ID, nil, &rpcError{Code: codeInvalidRequest, Message: "Invalid response"})
+			return
+		}
+		if !s.peer.deliver(m) {
+			s.cfg.Logger.Warn("wire: an answer to no request waiting for one was ignored", "id", string(m.ID))
+		}
+		return
+	}
+	var result any
+	var rerr *rpcError
+	switch m.Method {
+	case "initialize":
+		result, rerr = s.initialize(m.Params)
+	case "prompt":
+		s.prompt(m)
+		return
+	case "cancel":
+		if !s.conv.Cancel() {
+			rerr = &rpcError{Code: codeBusy, Message: "No agent turn is in progress"}
+		}
+	default:
+		rerr = &rpcError{Code: codeMethodNotFound, Message: "Unexpected method received: " + m.Method}
+	}
+	if len(m.ID) > 0 {
+		s.peer.respond(m.ID, result, rerr)
+	}
+}
+
+func invalidParams(method string) *rpcError {
+	return &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("Invalid parameters for method `%s`", method)}
+}
+
+// ---- prompt ----
+
+type promptParams struct {
+	UserInput json.RawMessage `json:"user_input"`
+}
+
+// userInput reads a string, or content parts whose text parts are joined.
+func userInput(raw json.RawMessage) (string, bool) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, strings.TrimSpace(s) != ""
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return "", false
+	}
+	var texts []string
+	for _, p := range parts {
+		if p.Type == "text" && p.Text != "" {
+			texts = append(texts, p.Text)
+		}
+	}
+	s = strings.Join(texts, "\n")
+	return s, strings.TrimSpace(s) != ""
+}
+
+func (s *server) prompt(m message) {
+	var p promptParams
+	input, ok := "", false
+	if json.Unmarshal(m.Params, &p) == nil {
+		input, ok = userInput(p.UserInput)
+	}
+	if !ok {
+		s.peer.respond(m.ID, nil, invalidParams("prompt"))
+		return
+	}
+	if s.conv.Running() {
+		s.peer.respond(m.ID, nil, &rpcError{Code: codeBusy, Message: conversation.ErrBusy.Error()})
+		return
+	}
+	s.turns.Add(1)
+	go func() {
+		defer s.turns.Done()
+		s.emit("TurnBegin", map[string]any{"user_input": input})
+		res, err := s.conv.Turn(s.ctx, input)
+		var me *loop.MaxStepsError
+		switch {
+		case errors.Is(err, conversation.ErrBusy):
+			s.peer.respond(m.ID, nil, &rpcError{Code: codeBusy, Message: err.Error()})
+		case res.Reason == loop.StopCancelled || errors.Is(err, context.Canceled):
+			s.peer.respond(m.ID, map[string]any{"status": "cancelled", "steps": res.Steps}, nil)
+		case errors.As(err, &me):
+			s.peer.respond(m.ID, map[string]any{"status": "max_steps_reached", "steps": res.Steps}, nil)
+		case err != nil && isProviderError(err):
+			s.peer.respond(m.ID, nil, &rpcError{Code: codeProvider, Message: err.Error()})
+		case err != nil:
+			s.peer.respond(m.ID, nil, &rpcError{Code: codeInternal, Message: err.Error()})
+		default:
+			s.peer.respond(m.ID, map[string]any{"status": "finished", "steps": res.Steps}, nil)
+		}
+	}()
+}
+
+func isProviderError(err error) bool {
+	var pe *providers.Error
+	return errors.As(err, &pe)
+}
+
+// ---- approvals ----
+
+// ask sends an ApprovalRequest and reads the answer: approve,
+// approve_for_session or reject (with feedback). An error, a bad answer or
+// the end of the connection rejects.
+func (s *server) ask(ctx context.Context, req approval.Request) (approval.Answer, string, error) {
+	id := s.peer.nextID("approval")
+	display := make([]json.RawMessage, 0, len(req.Display))
+	for _, d := range req.Display {
+		display = append(display, displayBlock(d.Kind, d.Data))
+	}
+	raw, err := s.peer.call(ctx, id, "request", map[string]any{"type": "ApprovalRequest", "payload": map[string]any{
+		"id": id, "tool_call_id": req.ToolCallID, "sender": req.ToolName, "action": req.Action,
+		"description": req.Description, "display": display,
+	}})
+	if err != nil {
+		if ctx.Err() != nil {
+			return approval.Reject, "", ctx.Err()
+		}
+		s.cfg.Logger.Warn("wire: approval request failed; rejected", "id", id, "error", err)
+		return approval.Reject, "", nil
+	}
+	var ans struct {
+		RequestID string `json:"request_id"`
+		Response  string `json:"response"`
+		Feedback  string `json:"feedback"`
+	}
+	if err := json.Unmarshal(raw, &ans); err != nil {
+		s.cfg.Logger.Warn("wire: invalid approval answer; rejected", "id", id, "error", err)
+		return approval.Reject, "", nil
+	}
+	if ans.RequestID != "" && ans.RequestID != id {
+		s.cfg.Logger.Warn("wire: approval answer names another request", "id", id, "request_id", ans.RequestID)
+	}
+	switch ans.Response {
+	case "approve":
+		return approval.Approve, "", nil
+	case "approve_for_session":
+		return approval.ApproveForSession, "", nil
+	}
+	return approval.Reject, ans.Feedback, nil
+}
