@@ -9,6 +9,7 @@ import (
 )
 
 func main() {
+	hangUpAsTerminate()
 	os.Exit(run(os.Args[1:]))
 }
 

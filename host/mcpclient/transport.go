@@ -21,6 +21,7 @@ import (
 type conn struct {
 	cs     *mcp.ClientSession
 	pid    int
+	tag    string // marks a stdio server and what it starts (proc.TagEnv)
 	stderr *proc.Tail
 	done   chan struct{}
 	once   sync.Once
@@ -60,6 +61,7 @@ func (c *conn) Ping(ctx context.Context) error { return c.cs.Ping(ctx, nil) }
 func (c *conn) Kill() {
 	c.end("the host killed the server")
 	proc.KillGroup(c.pid)
+	proc.KillTagged(c.tag)
 	c.closeSession()
 }
 
@@ -69,6 +71,7 @@ func (c *conn) Close() {
 	c.end("closed")
 	c.closeSession()
 	proc.KillGroup(c.pid)
+	proc.KillTagged(c.tag)
 }
 
 // closeSession closes the session, waiting at most closeGrace.
@@ -90,7 +93,8 @@ func (s *Server) connect(ctx context.Context) (*conn, error) {
 	var cmd *exec.Cmd
 	if s.cfg.Stdio() {
 		cmd = exec.Command(s.cfg.Command, s.cfg.Args...)
-		cmd.Env = s.env()
+		c.tag = proc.NewTag()
+		cmd.Env = append(s.env(), proc.TagVar(c.tag))
 		cmd.Dir = s.cfg.Cwd
 		if cmd.Dir == "" {
 			cmd.Dir = s.opts.WorkDir
@@ -120,6 +124,7 @@ func (s *Server) connect(ctx context.Context) (*conn, error) {
 	}
 	if err != nil {
 		proc.KillGroup(c.pid)
+		proc.KillTagged(c.tag)
 		return nil, s.startError(ctx, err, c)
 	}
 	c.cs = cs
@@ -135,6 +140,9 @@ func (s *Server) connect(ctx context.Context) (*conn, error) {
 			reason += ": " + err.Error()
 		}
 		c.end(reason + c.stderrSuffix())
+		// A server that exited leaves nothing it started behind (npx's
+		// node, say).
+		proc.KillTagged(c.tag)
 	}()
 	return c, nil
 }

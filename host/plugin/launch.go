@@ -84,6 +84,8 @@ type Process struct {
 	done   <-chan struct{}
 	stderr *proc.Tail
 	once   sync.Once
+	// tag marks the plugin's process and everything it starts (proc.TagEnv).
+	tag string
 }
 
 // Error is a launch failure, naming the plugin and its binary.
@@ -124,6 +126,8 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	if cfg.CancelGrace > 0 {
 		cmd.Env = append(cmd.Env, pluginsdk.CancelGraceEnv+"="+cfg.CancelGrace.String())
 	}
+	tag := proc.NewTag()
+	cmd.Env = append(cmd.Env, proc.TagVar(tag))
 	proc.Isolate(cmd)
 
 	clientCfg := &goplugin.ClientConfig{
@@ -162,7 +166,7 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	}
 
 	client := goplugin.NewClient(clientCfg)
-	p := &Process{Name: cfg.Name, Path: cfg.Path, client: client, cmd: cmd, stderr: st}
+	p := &Process{Name: cfg.Name, Path: cfg.Path, client: client, cmd: cmd, stderr: st, tag: tag}
 	rpc, err := client.Client()
 	if tlsFD != nil {
 		_ = tlsFD.Close()
@@ -176,6 +180,7 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 			if cmd.Process != nil {
 				proc.KillGroup(cmd.Process.Pid)
 			}
+			proc.KillTagged(tag)
 		})
 		return nil, fail(err, "%s", startFailure(cfg, err, st, exited))
 	}
@@ -195,6 +200,10 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	}
 	remote := d.remote
 	p.Remote, p.conn, p.done = remote, d.conn, d.done
+	// However the plugin ends (closed, killed, crashed), nothing it started
+	// outlives it: not its tracked process groups, not what a command left
+	// running in the background, wherever those were reparented.
+	go func() { <-d.done; proc.KillTagged(tag) }()
 	dctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
 	desc, err := remote.Plugin.Describe(dctx, &pluginv1.DescribeRequest{})
@@ -395,4 +404,5 @@ func (p *Process) killGroup() {
 		proc.KillGroup(p.cmd.Process.Pid)
 		_ = p.cmd.Process.Kill() // where there are no process groups
 	}
+	proc.KillTagged(p.tag)
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -57,6 +58,27 @@ type linesParams struct {
 	Lines int `json:"lines" minimum:"0"`
 }
 
+type spawnParams struct {
+	Seconds int  `json:"seconds" minimum:"1"`
+	Hang    bool `json:"hang,omitempty"`
+}
+
+// spawn starts `sleep SECONDS` in a process group of its own, tracked with
+// the SDK, and returns its pid; with hang it then waits for cancellation.
+func spawn(ctx context.Context, p spawnParams) pluginsdk.Result {
+	cmd := exec.Command("sleep", strconv.Itoa(p.Seconds))
+	ownGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		return pluginsdk.Error(err.Error())
+	}
+	pluginsdk.TrackProcessGroup(cmd.Process.Pid)
+	go cmd.Wait()
+	if p.Hang {
+		<-ctx.Done()
+	}
+	return pluginsdk.Ok(strconv.Itoa(cmd.Process.Pid))
+}
+
 type sleepParams struct {
 	Ms int `json:"ms" minimum:"0"`
 }
@@ -80,6 +102,8 @@ func main() {
 				}
 			}, nil
 		}),
+		pluginsdk.NewTool[spawnParams]("Spawn", "Starts sleep SECONDS in a tracked process group of its own; returns its pid.",
+			func() (pluginsdk.HandlerFunc[spawnParams], error) { return spawn, nil }),
 		pluginsdk.NewTool[empty]("Crash", "Exits the plugin process mid-call.", func() (pluginsdk.HandlerFunc[empty], error) {
 			return func(context.Context, empty) pluginsdk.Result {
 				// A panic outside the handler (here, in another goroutine)

@@ -1,0 +1,150 @@
+//go:build linux
+
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kosong-host/kosong-host/host/testbin"
+)
+
+// sleepers lists the pids of live processes whose command line is exactly
+// `sleep SECONDS`.
+func sleepers(seconds int) []int {
+	want := []byte("sleep\x00" + strconv.Itoa(seconds) + "\x00")
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && bytes.Equal(b, want) && alive(pid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// TestNoOrphansOnAnyExit: whatever ends the host (the turn's end, SIGINT,
+// SIGTERM, SIGHUP, SIGKILL), a process group a tool tracked and a job a
+// Shell command left running in the background are gone within 2 s of the
+// host's exit; until then the background job lives on with the session.
+func TestNoOrphansOnAnyExit(t *testing.T) {
+	cc, err := testbin.Build("host/testdata/plugins/capcheck", "capcheck")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := []struct {
+		name string
+		sig  syscall.Signal // 0: the turn ends and the host exits by itself
+	}{
+		{"normal exit", 0},
+		{"SIGINT", syscall.SIGINT},
+		{"SIGTERM", syscall.SIGTERM},
+		{"SIGHUP", syscall.SIGHUP},
+		{"SIGKILL", syscall.SIGKILL},
+	}
+	for i, row := range rows {
+		t.Run(row.name, func(t *testing.T) {
+			// Durations no other test or process uses: the process table
+			// is matched on them exactly.
+			bg, tracked := 781000+i, 987000+i
+			script := fmt.Sprintf(`
+turns:
+  - tool_calls:
+      - {id: sh, name: Shell, arguments: {command: "sleep %d >/dev/null 2>&1 &"}}
+      - {id: sp, name: Spawn, arguments: {seconds: %d}}
+  - tool_calls:
+      - {id: wait, name: Shell, arguments: {command: "while [ ! -e go-on ]; do sleep 0.05; done"}}
+  - text: "done"
+`, bg, tracked)
+			dir := writeFiles(t, map[string]string{
+				"agent.yaml":  fmt.Sprintf("version: 1\nagent:\n  name: t\n  system_prompt_path: ./s.md\n  tools: [%q, \"shell:Shell\"]\n", cc+":Spawn"),
+				"s.md":        "",
+				"script.yaml": script,
+			})
+			t.Cleanup(func() {
+				for _, s := range []int{bg, tracked} {
+					for _, pid := range sleepers(s) {
+						syscall.Kill(pid, syscall.SIGKILL)
+					}
+				}
+			})
+			cmd := exec.Command(kosongHost(t), "run", "--provider", "scripted", "--script", "script.yaml", "--yolo",
+				"--output-format", "stream-json", "-p", "go")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "KOSONG_PLUGIN_PATH=", "XDG_STATE_HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			results := make(chan string, 4)
+			go func() {
+				sc := bufio.NewScanner(stdout)
+				for sc.Scan() {
+					var ev struct{ Type, ID, Status string }
+					if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "tool_result" {
+						results <- ev.ID + ":" + ev.Status
+					}
+				}
+				io.Copy(io.Discard, stdout)
+				close(results)
+			}()
+			// The first step's calls have returned; the background job and
+			// the tracked group still run while the session lives.
+			for range 2 {
+				select {
+				case r := <-results:
+					if !strings.HasSuffix(r, ":ok") && !strings.HasSuffix(r, ":success") {
+						t.Logf("result %s", r)
+					}
+				case <-time.After(60 * time.Second):
+					t.Fatalf("no tool result\n%s", stderr.String())
+				}
+			}
+			waitFor(t, "the tracked group and the background job running", 30*time.Second, func() bool {
+				return len(sleepers(bg)) == 1 && len(sleepers(tracked)) == 1
+			})
+			if row.sig == 0 {
+				if err := os.WriteFile(dir+"/go-on", nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := cmd.Process.Signal(row.sig); err != nil {
+				t.Fatal(err)
+			}
+			waitErr := make(chan error, 1)
+			go func() { waitErr <- cmd.Wait() }()
+			select {
+			case err := <-waitErr:
+				if row.sig == 0 && err != nil {
+					t.Fatalf("host: %v\n%s", err, stderr.String())
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the host did not exit\n%s", stderr.String())
+			}
+			took := waitFor(t, "no sleep left", 2*time.Second, func() bool {
+				return len(sleepers(bg)) == 0 && len(sleepers(tracked)) == 0
+			})
+			t.Logf("background job and tracked group gone %s after the host exited", took)
+		})
+	}
+}
