@@ -75,6 +75,7 @@ func (g *globals) loadOptions(decider approval.Decider, sessionID, stateDir stri
 		Logger:           g.logger,
 		StartTimeout:     g.startLimit,
 		MCPConfigFiles:   g.mcpConfigs,
+		Launcher:         launcher(),
 	}, nil
 }
 

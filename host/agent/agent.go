@@ -69,6 +69,9 @@ type Options struct {
 	// first restart is immediate); 0 means supervise.DefaultBackoff.
 	RestartBackoff time.Duration
 	Getenv         func(string) string
+	// Launcher is the command plugins and stdio MCP servers are started
+	// through (see proc.Command); nil starts them directly.
+	Launcher []string
 	// MCPConfigFiles are MCP config files (--mcp-config-file) whose servers
 	// are loaded besides the spec's mcp_servers.
 	MCPConfigFiles []string
@@ -202,6 +205,7 @@ func pluginSpec(ref spec.PluginRef, res Resolved, opts Options) plugin.Spec {
 		Config: plugin.Config{
 			Name: ref.Name, Path: res.Path, Args: res.Args, SHA256: ref.SHA256, Env: ref.Env,
 			StartTimeout: opts.StartTimeout, Logger: opts.Logger, Getenv: opts.Getenv, CancelGrace: opts.CancelGrace,
+			Launcher: opts.Launcher,
 		},
 		Tools: ref.Tools, Exclude: ref.Exclude, Timeout: ref.Timeout, ConfigFor: ref.ConfigFor,
 	}
@@ -244,7 +248,7 @@ func startMCP(ctx context.Context, s *spec.Spec, opts Options) (func() *mcpclien
 	go func() {
 		done <- mcpclient.LoadAll(ctx, cfgs, mcpclient.Options{Decider: opts.Decider, Logger: opts.Logger,
 			Getenv: opts.Getenv, WorkDir: opts.WorkDir, RestartBackoff: opts.RestartBackoff, CancelGrace: opts.CancelGrace,
-			OnProgress: opts.OnProgress})
+			OnProgress: opts.OnProgress, Launcher: opts.Launcher})
 	}()
 	return func() *mcpclient.Loaded { return <-done }, nil
 }

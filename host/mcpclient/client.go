@@ -77,6 +77,9 @@ type Options struct {
 	// OnProgress receives the progress notifications of every call whose
 	// context carries no callback of its own (see WithProgress).
 	OnProgress func(Progress)
+	// Launcher, when set, is the command stdio servers are started through
+	// (see proc.Command).
+	Launcher []string
 	// Version is the client version sent to servers.
 	Version string
 }

@@ -92,7 +92,7 @@ func (s *Server) connect(ctx context.Context) (*conn, error) {
 	var transport mcp.Transport
 	var cmd *exec.Cmd
 	if s.cfg.Stdio() {
-		cmd = exec.Command(s.cfg.Command, s.cfg.Args...)
+		cmd = proc.Command(s.opts.Launcher, s.cfg.Command, s.cfg.Args...)
 		c.tag = proc.NewTag()
 		cmd.Env = append(s.env(), proc.TagVar(c.tag))
 		cmd.Dir = s.cfg.Cwd

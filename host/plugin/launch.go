@@ -65,6 +65,10 @@ type Config struct {
 	// supervisor kills a process that does not answer within it (0 is
 	// supervise.DefaultGrace).
 	CancelGrace time.Duration
+	// Launcher, when set, is the command the binary is started through
+	// (see proc.Command): kosong-host's plugin-exec, which starts it
+	// without the capabilities that could read the host's memory.
+	Launcher []string
 	// NoTLS turns mutual TLS off. Only benchmarks set it, to measure its cost.
 	NoTLS bool
 }
@@ -118,7 +122,7 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 		cfg.Getenv = os.Getenv
 	}
 
-	cmd := exec.Command(cfg.Path, cfg.Args...)
+	cmd := proc.Command(cfg.Launcher, cfg.Path, cfg.Args...)
 	cmd.Env = proc.Env(cfg.Getenv, cfg.Env...)
 	if lvl := cfg.Logger.GetLevel(); lvl != hclog.NoLevel && lvl != hclog.Off {
 		cmd.Env = append(cmd.Env, "KOSONG_PLUGIN_LOG_LEVEL="+lvl.String())
