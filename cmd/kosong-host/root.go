@@ -76,6 +76,7 @@ func (g *globals) loadOptions(decider approval.Decider, sessionID, stateDir stri
 		StartTimeout:     g.startLimit,
 		MCPConfigFiles:   g.mcpConfigs,
 		Launcher:         launcher(),
+		LockFile:         agent.LockFileFor(g.agentPath),
 	}, nil
 }
 

@@ -24,19 +24,25 @@ import (
 	"github.com/kosong-host/kosong-host/host/toolset"
 )
 
-// applyLock pins the plugins that agent.yaml leaves unpinned with the pins
-// of the agent's lock file (agent.lock.yaml), if there is one.
-func applyLock(s *spec.Spec, refs []spec.PluginRef) error {
-	lock, err := pins.Read(pins.PathFor(s.Path))
-	if err != nil {
-		return err
+// applyLock pins the plugins that the agent file leaves unpinned with the
+// pins of the run's lock file (lockFile; "" is the one beside the agent
+// file), if there is one, and returns the names it pinned.
+func applyLock(s *spec.Spec, refs []spec.PluginRef, lockFile string) (map[string]bool, error) {
+	if lockFile == "" {
+		lockFile = pins.PathFor(s.Path)
 	}
+	lock, err := pins.Read(lockFile)
+	if err != nil {
+		return nil, err
+	}
+	pinned := map[string]bool{}
 	for i := range refs {
 		if p, ok := lock.Plugins[refs[i].Name]; ok && refs[i].SHA256 == "" {
 			refs[i].SHA256 = p.SHA256
+			pinned[refs[i].Name] = true
 		}
 	}
-	return nil
+	return pinned, nil
 }
 
 // Options say how to load an agent.
@@ -72,6 +78,10 @@ type Options struct {
 	// Launcher is the command plugins and stdio MCP servers are started
 	// through (see proc.Command); nil starts them directly.
 	Launcher []string
+	// LockFile is the run's lock file (LockFileFor the top agent file),
+	// which pins the plugins of the subagents too; "" is the one beside
+	// the agent file loaded.
+	LockFile string
 	// MCPConfigFiles are MCP config files (--mcp-config-file) whose servers
 	// are loaded besides the spec's mcp_servers.
 	MCPConfigFiles []string
@@ -147,7 +157,8 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := applyLock(s, refs); err != nil {
+	fromLock, err := applyLock(s, refs, opts.LockFile)
+	if err != nil {
 		return nil, err
 	}
 	waitMCP, err := startMCP(ctx, s, opts) // in parallel with the plugins
@@ -163,7 +174,14 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 			failures = append(failures, err.Error())
 			continue
 		}
-		specs = append(specs, pluginSpec(ref, res, opts))
+		sp := pluginSpec(ref, res, opts)
+		if fromLock[ref.Name] {
+			sp.Config.LockFile = opts.LockFile
+			if sp.Config.LockFile == "" {
+				sp.Config.LockFile = pins.PathFor(s.Path)
+			}
+		}
+		specs = append(specs, sp)
 		builtin[ref.Name] = res.Builtin
 	}
 	a := &Agent{Spec: s, Toolset: toolset.New(opts.Logger)}

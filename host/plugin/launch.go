@@ -51,6 +51,9 @@ type Config struct {
 	Args []string
 	// SHA256 is an optional hex pin of the binary, checked before exec.
 	SHA256 string
+	// LockFile is the lock file SHA256 comes from; "" when it is the
+	// agent file's own sha256. A mismatch names it.
+	LockFile string
 	// Env names extra host variables the plugin may inherit.
 	Env []string
 	// StartTimeout defaults to DefaultStartTimeout.
@@ -109,7 +112,7 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	fail := func(err error, format string, args ...any) error {
 		return &Error{Plugin: cfg.Name, Path: cfg.Path, Reason: fmt.Sprintf(format, args...), Err: err}
 	}
-	if err := checkBinary(cfg.Path, cfg.SHA256); err != nil {
+	if err := checkBinary(cfg.Path, cfg.SHA256, cfg.LockFile); err != nil {
 		return nil, fail(err, "%v", err)
 	}
 	if cfg.StartTimeout <= 0 {
@@ -246,8 +249,9 @@ func firstLine(s string) string {
 }
 
 // checkBinary refuses a missing or non-executable file, and a binary whose
-// sha256 differs from its pin, before anything is executed.
-func checkBinary(path, pin string) error {
+// sha256 differs from its pin (from lockFile, or from the agent file when
+// lockFile is ""), before anything is executed.
+func checkBinary(path, pin, lockFile string) error {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -267,7 +271,12 @@ func checkBinary(path, pin string) error {
 		return err
 	}
 	if !strings.EqualFold(got, pin) {
-		return fmt.Errorf("sha256 mismatch for %s: agent spec pins %s, the file is %s", path, pin, got)
+		if lockFile != "" {
+			return fmt.Errorf("sha256 mismatch for %s: lock file %s pins %s, the file is %s; "+
+				"if the change is intended, run `kosong-host plugins lock`", path, lockFile, pin, got)
+		}
+		return fmt.Errorf("sha256 mismatch for %s: agent spec pins %s, the file is %s; "+
+			"if the change is intended, update the sha256 in the agent file", path, pin, got)
 	}
 	return nil
 }
