@@ -52,6 +52,9 @@ var (
 // parser reads the YAML nodes of one file.
 type parser struct {
 	f *file
+	// mcpConfig: parsing another host's MCP config file, where an
+	// unknown server key is a warning (MCPServer.Warnings), not an error.
+	mcpConfig bool
 }
 
 func (p *parser) errf(n *yaml.Node, format string, args ...any) *Error {
