@@ -74,16 +74,19 @@ func newToolsListCmd(g *globals) *cobra.Command {
 		Short: "Load the agent's plugins and MCP servers and list their tools: status, capabilities, source",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withAgent(cmd, approval.Deny{}, func(_ context.Context, a *agent.Agent) error {
+			return g.withAgent(cmd, approval.Deny{}, func(ctx context.Context, a *agent.Agent) error {
 				out := cmd.OutOrStdout()
+				// A listing shows the tools of slow MCP servers too.
+				_ = a.WaitMCP(ctx)
+				statuses := a.Statuses()
 				if asJSON {
 					enc := json.NewEncoder(out)
 					enc.SetIndent("", "  ")
-					return enc.Encode(a.Status)
+					return enc.Encode(statuses)
 				}
 				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "NAME\tSTATUS\tCAPABILITIES\tSOURCE")
-				for _, st := range a.Status {
+				for _, st := range statuses {
 					status := st.Status
 					if st.Reason != "" {
 						status += ": " + st.Reason

@@ -118,7 +118,17 @@ func (s *Server) connect(ctx context.Context) (*conn, error) {
 			transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, DisableStandaloneSSE: true}
 		}
 	}
+	if _, streamable := transport.(*mcp.StreamableClientTransport); !streamable {
+		// (The streamable connection must stay unwrapped: the go-sdk
+		// tells it the session's state through an unexported method.)
+		transport = &spyTransport{Transport: transport, tt: &s.tasks}
+	}
+	// A server that does not complete the handshake in time is killed at
+	// once, not after the go-sdk's close sequence (stdin, SIGTERM, SIGKILL):
+	// the start timeout is the whole delay a hung server causes.
+	stop := context.AfterFunc(ctx, func() { proc.KillTagged(c.tag) })
 	cs, err := s.client.Connect(ctx, transport, nil)
+	stop()
 	if cmd != nil && cmd.Process != nil {
 		c.pid = cmd.Process.Pid
 	}
