@@ -1,9 +1,9 @@
 package mcpclient_test
 
 import (
-	"encoding/base64"
 	"bufio"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
