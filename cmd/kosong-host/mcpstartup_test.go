@@ -84,6 +84,11 @@ agent:
 	if got["slow__echo"] != "loaded" || got["Echo"] != "loaded" {
 		t.Fatalf("tools list: %s", r.stdout)
 	}
+	// Its tools joined the toolset: they can be called.
+	r = runHost(t, dir, "", "--mcp-startup-timeout", "200ms", "tools", "call", "slow__echo", `{"text":"late"}`, "--yolo")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "late" {
+		t.Fatalf("tools call: %+v", r)
+	}
 }
 
 // TestClaudeDesktopConfigLoads: Claude Desktop's config file, with its

@@ -59,6 +59,8 @@ func (g *globals) withAgent(cmd *cobra.Command, decider approval.Decider, fn fun
 		return err
 	}
 	defer done()
+	// A tools command shows and calls the tools of slow MCP servers too.
+	_ = a.WaitMCP(ctx)
 	return fn(ctx, a)
 }
 
@@ -74,10 +76,8 @@ func newToolsListCmd(g *globals) *cobra.Command {
 		Short: "Load the agent's plugins and MCP servers and list their tools: status, capabilities, source",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withAgent(cmd, approval.Deny{}, func(ctx context.Context, a *agent.Agent) error {
+			return g.withAgent(cmd, approval.Deny{}, func(_ context.Context, a *agent.Agent) error {
 				out := cmd.OutOrStdout()
-				// A listing shows the tools of slow MCP servers too.
-				_ = a.WaitMCP(ctx)
 				statuses := a.Statuses()
 				if asJSON {
 					enc := json.NewEncoder(out)

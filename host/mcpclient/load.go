@@ -48,6 +48,7 @@ type Loaded struct {
 	Status  []Status
 
 	mu      sync.Mutex
+	started []*Server // servers delivered late (Servers stays as returned)
 	late    []*Loaded // delivered, not yet handed to a Late callback
 	pending int       // servers still starting
 	onLate  func(*Loaded)
@@ -165,7 +166,7 @@ func (l *Loaded) deliver(one *Loaded) {
 		l.finish()
 		return
 	}
-	l.Servers = append(l.Servers, one.Servers...)
+	l.started = append(l.started, one.Servers...)
 	fn := l.onLate
 	if fn == nil {
 		l.late = append(l.late, one)
@@ -200,6 +201,13 @@ func (l *Loaded) Late(fn func(*Loaded)) {
 	}
 }
 
+// All are the servers that started: Servers, then those delivered late.
+func (l *Loaded) All() []*Server {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append(slices.Clone(l.Servers), l.started...)
+}
+
 // Wait waits until no server is still starting, or ctx ends.
 func (l *Loaded) Wait(ctx context.Context) error {
 	if l == nil || l.done == nil {
@@ -220,13 +228,13 @@ func (l *Loaded) Close() {
 	}
 	l.mu.Lock()
 	l.closed = true
-	servers := slices.Clone(l.Servers)
 	l.mu.Unlock()
 	if l.cancel != nil {
 		// A server still starting stops (and is closed when it is in).
 		l.cancel()
 		_ = l.Wait(context.Background())
 	}
+	servers := l.All()
 	var wg sync.WaitGroup
 	for _, s := range servers {
 		wg.Add(1)

@@ -51,8 +51,8 @@ func TestStartupTimeouts(t *testing.T) {
 	if err := l.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(l.Servers) != 2 {
-		t.Fatalf("servers: %d, want fast and slow", len(l.Servers))
+	if len(l.Servers) != 1 || len(l.All()) != 2 {
+		t.Fatalf("servers: %d, all %d; want fast, then fast and slow", len(l.Servers), len(l.All()))
 	}
 }
 
