@@ -20,8 +20,8 @@ func main() {
 		// CAP_SYS_PTRACE may read its memory or environment, and no
 		// plugin has CAP_SYS_PTRACE (see launcher).
 		_ = proc.MarkUndumpable()
+		hangUpAsTerminate()
 	}
-	hangUpAsTerminate()
 	os.Exit(run(os.Args[1:]))
 }
 

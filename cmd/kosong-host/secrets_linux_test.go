@@ -58,3 +58,23 @@ func TestHostUnreadableFromPlugins(t *testing.T) {
 		t.Logf("as root: plugin %s %s, host environ %q", "CapEff", got["CapEff"], got["environ"])
 	}
 }
+
+// TestPluginExecErrors: the launcher's hidden entry point refuses what it
+// cannot run in one line, exit 126.
+func TestPluginExecErrors(t *testing.T) {
+	dir := t.TempDir()
+	for args, want := range map[string]string{
+		"":                    "kosong-host plugin-exec: no program to run\n",
+		"kosong-host":         "kosong-host plugin-exec: kosong-host: want a path\n",
+		"/nonexistent/plugin": "kosong-host plugin-exec: no such file or directory\n",
+	} {
+		argv := []string{"plugin-exec"}
+		if args != "" {
+			argv = append(argv, args)
+		}
+		r := runHost(t, dir, "", argv...)
+		if r.code != 126 || r.stderr != want {
+			t.Errorf("plugin-exec %s: exit %d, %q; want 126, %q", args, r.code, r.stderr, want)
+		}
+	}
+}

@@ -153,6 +153,16 @@ type memory struct {
 func hostMemory(b *testing.B, host string) []memory {
 	root := testbin.Root()
 	dir := b.TempDir()
+	// A copy of the binary with no plugins/ folder beside it, as after make
+	// build: the agent's bare plugin names are its built-ins.
+	data, err := os.ReadFile(host)
+	if err != nil {
+		b.Fatal(err)
+	}
+	host = filepath.Join(dir, "kosong-host")
+	if err := os.WriteFile(host, data, 0o755); err != nil {
+		b.Fatal(err)
+	}
 	ready := filepath.Join(dir, "ready")
 	cmd := exec.Command(host, "--agent", filepath.Join(root, "agent.yaml"), "tools", "call", "Shell",
 		fmt.Sprintf(`{"command":"touch %s; sleep 120","timeout":120}`, ready), "--yolo")
