@@ -1,7 +1,9 @@
 // Package proc holds what the host does to the child processes it runs
 // (plugins, MCP servers): a minimal environment, a process group of their
-// own that dies with the host and is killed as a whole, and the last lines
-// of their stderr, to quote in errors.
+// own that dies with the host and is killed as a whole, a tag that finds
+// everything they started (KillTagged), a start without the capabilities
+// that read other processes (ExecUnprivileged, through the host's
+// launcher), and the last lines of their stderr, to quote in errors.
 package proc
 
 import (
