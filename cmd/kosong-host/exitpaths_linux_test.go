@@ -163,7 +163,7 @@ func TestNoOrphansAfterARestart(t *testing.T) {
 	script := fmt.Sprintf(`
 turns:
   - tool_calls:
-      - {id: bg, name: Shell, arguments: {command: "sleep %d >/dev/null 2>&1 &"}}
+      - {id: bg, name: Shell, arguments: {command: "sleep %d >/dev/null 2>&1 & until [ \"$(cat /proc/$!/comm)\" = sleep ]; do :; done"}}
       - {id: sp, name: Spawn, arguments: {seconds: %d}}
   - tool_calls:
       - {id: kill, name: Shell, arguments: {command: "kill -9 $PPID"}}
@@ -220,7 +220,8 @@ turns:
 				t.Fatalf("the run ended early: %v\n%s", got, stderr.String())
 			}
 			got[r[0]] = r[1]
-			// The first step's two calls are in; the second has not run.
+			// The first step's two calls are in (the Shell command returns
+			// once its background job is sleep); the second has not run.
 			if len(got) == 2 && (len(sleepers(bg)) != 1 || len(sleepers(tracked)) != 1) {
 				t.Fatalf("before the restart: background %v, tracked %v", sleepers(bg), sleepers(tracked))
 			}

@@ -17,12 +17,14 @@ import (
 func TestStartupTimeouts(t *testing.T) {
 	hung := stdio(t, "hung", "-hang")
 	hung.StartupTimeout = 300 * time.Millisecond
-	slow := stdio(t, "slow", "-slow-start", "1s")
+	// Bounds with room for a loaded 2-core machine: the fast server is up
+	// well within StartupWait, the slow one well after it.
+	slow := stdio(t, "slow", "-slow-start", "6s")
 	slow.EnabledTools = []string{"echo"}
 	fast := stdio(t, "fast")
 	fast.EnabledTools = []string{"echo"}
 	opts := options(approval.Yolo{})
-	opts.StartupWait = 600 * time.Millisecond
+	opts.StartupWait = 3 * time.Second
 	start := time.Now()
 	l := mcpclient.LoadAll(context.Background(), []spec.MCPServer{hung, slow, fast}, opts)
 	t.Cleanup(l.Close)

@@ -78,8 +78,11 @@ func TestRestartLeavesNoOrphans(t *testing.T) {
 	if r := call(t, ts, "Shell", fmt.Sprintf(`{"command": "sleep %d >/dev/null 2>&1 &"}`, bg)); r.Runtime {
 		t.Fatalf("shell: %+v", r)
 	}
-	if len(sleepers(tracked)) != 1 || len(sleepers(bg)) != 1 {
-		t.Fatalf("tracked %v, background %v: want one of each running", sleepers(tracked), sleepers(bg))
+	// The background job may still be a shell about to exec sleep.
+	for start := time.Now(); len(sleepers(tracked)) != 1 || len(sleepers(bg)) != 1; time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > bound {
+			t.Fatalf("tracked %v, background %v: want one of each running", sleepers(tracked), sleepers(bg))
+		}
 	}
 
 	// The capcheck plugin crashes: its tracked group goes with it.
