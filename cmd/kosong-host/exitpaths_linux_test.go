@@ -166,6 +166,8 @@ turns:
       - {id: bg, name: Shell, arguments: {command: "sleep %d >/dev/null 2>&1 & until [ \"$(cat /proc/$!/comm)\" = sleep ]; do :; done"}}
       - {id: sp, name: Spawn, arguments: {seconds: %d}}
   - tool_calls:
+      - {id: hold, name: Shell, arguments: {command: "while [ ! -e go-kill ]; do sleep 0.05; done"}}
+  - tool_calls:
       - {id: kill, name: Shell, arguments: {command: "kill -9 $PPID"}}
       - {id: crash, name: Crash, arguments: {}}
   - tool_calls:
@@ -213,7 +215,7 @@ turns:
 		close(results)
 	}()
 	got := map[string]string{}
-	for len(got) < 6 {
+	for len(got) < 7 {
 		select {
 		case r, ok := <-results:
 			if !ok {
@@ -221,9 +223,15 @@ turns:
 			}
 			got[r[0]] = r[1]
 			// The first step's two calls are in (the Shell command returns
-			// once its background job is sleep); the second has not run.
-			if len(got) == 2 && (len(sleepers(bg)) != 1 || len(sleepers(tracked)) != 1) {
-				t.Fatalf("before the restart: background %v, tracked %v", sleepers(bg), sleepers(tracked))
+			// once its background job is sleep); the next step holds the
+			// kill until the test has seen both running.
+			if len(got) == 2 {
+				if len(sleepers(bg)) != 1 || len(sleepers(tracked)) != 1 {
+					t.Fatalf("before the restart: background %v, tracked %v", sleepers(bg), sleepers(tracked))
+				}
+				if err := os.WriteFile(dir+"/go-kill", nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
 			}
 		case <-time.After(60 * time.Second):
 			t.Fatalf("results so far %v\n%s", got, stderr.String())
