@@ -54,8 +54,14 @@ demo: build
 	./$(BIN)/kosong-host run --agent agent.yaml --provider scripted \
 		--script agents/demo/script.yaml --yolo -p "Show me around this repository."
 
+# Go keeps only the first lines of a benchmark's log: host/bench also writes
+# its figures in full to a report file, printed at the end.
+BENCH_REPORT := $(BIN)/bench-report.txt
 bench: build
-	$(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -count 1 ./host/bench/ ./host/loop/ ./host/mcpclient/
+	@rm -f $(BENCH_REPORT)
+	KOSONG_BENCH_REPORT=$(abspath $(BENCH_REPORT)) $(GO) test -p 1 -run '^$$' -bench . -benchtime 1x -count 1 ./host/bench/ ./host/loop/ ./host/mcpclient/
+	@echo "host/bench figures in full ($(BENCH_REPORT)):"
+	@cat $(BENCH_REPORT)
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./plugins/file/
 	@echo "binary sizes after make build (du -k):"
 	@printf '  %-18s %6d KB\n' "$(BIN)/kosong-host" "$$(du -k $(BIN)/kosong-host | cut -f1)" "$(BIN)/" "$$(du -sk $(BIN) | cut -f1)"

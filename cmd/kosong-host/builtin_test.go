@@ -158,7 +158,8 @@ func TestBuiltinPin(t *testing.T) {
 			t.Fatalf("lock: %+v", r)
 		}
 		lock, err := os.ReadFile(filepath.Join(dir, "agent.lock.yaml"))
-		if err != nil || !strings.Contains(string(lock), sum) || !strings.Contains(string(lock), host) {
+		rel, _ := filepath.Rel(dir, host)
+		if err != nil || !strings.Contains(string(lock), sum) || !strings.Contains(string(lock), `path: "`+rel+`"`) {
 			t.Fatalf("lock file lacks the host binary %s (%s): %s %v", host, sum, lock, err)
 		}
 		if r := runHost(t, dir, "", "plugins", "verify"); r.code != 0 || !strings.Contains(r.stdout, "ok (lock file)") {

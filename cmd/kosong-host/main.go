@@ -6,10 +6,50 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+
+	"github.com/kosong-host/kosong-host/host/proc"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == execCmd {
+		os.Exit(execChild(os.Args[2:]))
+	}
+	if len(os.Args) < 2 || os.Args[1] != pluginServeCmd {
+		// The host holds the provider keys: no process without
+		// CAP_SYS_PTRACE may read its memory or environment, and no
+		// plugin has CAP_SYS_PTRACE (see launcher).
+		_ = proc.MarkUndumpable()
+		hangUpAsTerminate()
+	}
 	os.Exit(run(os.Args[1:]))
+}
+
+// execCmd is the hidden first argument of the process a plugin or a stdio
+// MCP server is started through: `kosong-host plugin-exec PATH ARGS...`
+// drops the capabilities that read other processes (proc.DroppedCaps) and
+// execs PATH in its place, same pid.
+const execCmd = "plugin-exec"
+
+// launcher is what plugins and stdio MCP servers are started through, on
+// Linux: this binary's execCmd. (A child exec'd directly from the host
+// would inherit the host's capabilities; Go cannot drop them between fork
+// and exec.)
+func launcher() []string {
+	if runtime.GOOS != "linux" {
+		return nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	return []string{exe, execCmd}
+}
+
+func execChild(argv []string) int {
+	err := proc.ExecUnprivileged(argv, os.Environ())
+	fmt.Fprintf(os.Stderr, "kosong-host %s: %v\n", execCmd, err)
+	return 126
 }
 
 // run executes the command line and returns the exit code: 0 ok, 1 a tool or

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -18,7 +19,9 @@ func newPluginsCmd(g *globals) *cobra.Command {
 		Use:   "plugins",
 		Short: "Pin and verify the plugin binaries an agent uses",
 		Long: "The pins live in a lock file beside the agent file (agent.yaml -> agent.lock.yaml), so the agent\n" +
-			"file stays as written. A sha256 in agent.yaml takes precedence over the lock file's.",
+			"file stays as written. It pins the plugins of every agent file a run loads: the agent's own (its\n" +
+			"extend chain included) and its subagents', recursively. A sha256 in an agent file takes precedence\n" +
+			"over the lock file's. Paths in the lock file are relative to it.",
 	}
 	cmd.AddCommand(newPluginsLockCmd(g), newPluginsVerifyCmd(g))
 	return cmd
@@ -31,28 +34,35 @@ type pluginBinary struct {
 	err  error
 }
 
-// pluginBinaries resolves and hashes every plugin of the agent.
-func (g *globals) pluginBinaries() (*spec.Spec, []pluginBinary, error) {
+// pluginBinaries resolves and hashes every plugin of every agent file a
+// run of the agent loads (subagents included); lock is the run's lock file.
+func (g *globals) pluginBinaries() (lock string, _ []pluginBinary, _ error) {
 	s, err := spec.Load(g.agentPath, spec.LoadOptions{DefaultAgentPath: defaultAgentPath()})
 	if err != nil {
-		return nil, nil, exitCode(2, err)
+		return "", nil, exitCode(2, err)
 	}
-	refs, err := s.Plugins()
+	plugins, err := agent.RunPlugins(s, defaultAgentPath(), g.searchDirs(), builtins())
 	if err != nil {
-		return nil, nil, exitCode(2, err)
+		return "", nil, exitCode(2, err)
 	}
-	out := make([]pluginBinary, len(refs))
-	for i, ref := range refs {
-		out[i].ref = ref
+	out := make([]pluginBinary, len(plugins))
+	for i, p := range plugins {
 		// A built-in plugin's binary is kosong-host itself.
-		var res agent.Resolved
-		res, out[i].err = agent.Resolve(ref, g.searchDirs(), builtins())
-		out[i].path = res.Path
+		out[i] = pluginBinary{ref: p.Ref, path: p.Resolved.Path, err: p.Err}
 		if out[i].err == nil {
 			out[i].sum, out[i].err = plugin.FileSHA256(out[i].path)
 		}
 	}
-	return s, out, nil
+	return agent.LockFileFor(s.Path), out, nil
+}
+
+// relativeTo is path relative to the folder of file, when there is such a
+// path.
+func relativeTo(file, path string) string {
+	if rel, err := filepath.Rel(filepath.Dir(file), path); err == nil {
+		return rel
+	}
+	return path
 }
 
 func newPluginsLockCmd(g *globals) *cobra.Command {
@@ -61,7 +71,7 @@ func newPluginsLockCmd(g *globals) *cobra.Command {
 		Short: "Write the sha256 pins of the agent's plugin binaries to its lock file",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, bins, err := g.pluginBinaries()
+			path, bins, err := g.pluginBinaries()
 			if err != nil {
 				return err
 			}
@@ -72,12 +82,11 @@ func newPluginsLockCmd(g *globals) *cobra.Command {
 					errs = append(errs, b.err)
 					continue
 				}
-				lock.Plugins[b.ref.Name] = pins.Pin{Path: b.path, SHA256: b.sum}
+				lock.Plugins[b.ref.Name] = pins.Pin{Path: relativeTo(path, b.path), SHA256: b.sum}
 			}
 			if len(errs) > 0 {
 				return exitCode(2, errors.Join(errs...))
 			}
-			path := pins.PathFor(s.Path)
 			if err := pins.Write(path, lock); err != nil {
 				return exitCode(2, err)
 			}
@@ -93,11 +102,11 @@ func newPluginsVerifyCmd(g *globals) *cobra.Command {
 		Short: "Check the agent's plugin binaries against their pins (exit 1 on a mismatch)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, bins, err := g.pluginBinaries()
+			lockPath, bins, err := g.pluginBinaries()
 			if err != nil {
 				return err
 			}
-			lock, err := pins.Read(pins.PathFor(s.Path))
+			lock, err := pins.Read(lockPath)
 			if err != nil {
 				return exitCode(2, err)
 			}
@@ -116,13 +125,16 @@ func newPluginsVerifyCmd(g *globals) *cobra.Command {
 				case pin == "":
 					status = "not pinned"
 				case pin != b.sum:
+					if from == "lock file" {
+						from += " " + lockPath
+					}
 					status, bad = fmt.Sprintf("MISMATCH: %s pins %s, the file is %s", from, pin, b.sum), bad+1
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", b.ref.Name, status, b.path)
 			}
 			tw.Flush()
 			if bad > 0 {
-				return exitCode(1, fmt.Errorf("%d of %d plugins failed verification", bad, len(bins)))
+				return exitCode(1, fmt.Errorf("%d of %d plugins failed verification; if the changes are intended, run `kosong-host plugins lock`", bad, len(bins)))
 			}
 			return nil
 		},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/mcpclient"
 	"github.com/kosong-host/kosong-host/host/plugin"
 )
 
@@ -24,6 +25,7 @@ type globals struct {
 	pluginDirs  []string
 	mcpConfigs  []string
 	startLimit  time.Duration
+	mcpWait     time.Duration
 	logger      hclog.Logger
 }
 
@@ -58,6 +60,8 @@ func newRootCmd() *cobra.Command {
 	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for kosong-plugin-NAME binaries (repeatable; before KOSONG_PLUGIN_PATH, plugins/ beside the binary and the built-in plugins)")
 	pf.DurationVar(&g.startLimit, "plugin-start-timeout", plugin.DefaultStartTimeout, "how long a plugin may take to complete the handshake")
 	pf.StringArrayVar(&g.mcpConfigs, "mcp-config-file", nil, `MCP config file ({"mcpServers": ...}), repeatable`)
+	pf.DurationVar(&g.mcpWait, "mcp-startup-timeout", mcpclient.DefaultStartTimeout,
+		"how long the first model request waits for MCP servers; a slower one keeps starting (within its startup_timeout) and its tools join when it is up")
 	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd(), newPluginsCmd(g), newMCPCmd(g), newModelsCmd(g), newPluginServeCmd())
 	addProjectCmds(root, g)
 	if runCmd := newRunCmd(g); runCmd != nil {
@@ -83,6 +87,9 @@ func (g *globals) loadOptions(decider approval.Decider, sessionID, stateDir stri
 		Logger:           g.logger,
 		StartTimeout:     g.startLimit,
 		MCPConfigFiles:   g.mcpConfigs,
+		Launcher:         launcher(),
+		LockFile:         agent.LockFileFor(g.agentPath),
+		MCPStartupWait:   g.mcpWait,
 	}, nil
 }
 

@@ -75,7 +75,7 @@ func (e *slashEnv) tools() string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATUS\tSOURCE")
-	for _, st := range e.agent.Status {
+	for _, st := range e.agent.Statuses() {
 		status := st.Status
 		if st.Reason != "" {
 			status += ": " + st.Reason

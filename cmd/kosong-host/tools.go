@@ -60,6 +60,8 @@ func (g *globals) withAgent(cmd *cobra.Command, decider approval.Decider, fn fun
 		return err
 	}
 	defer done()
+	// A tools command shows and calls the tools of slow MCP servers too.
+	_ = a.WaitMCP(ctx)
 	return fn(ctx, a)
 }
 
@@ -84,13 +86,14 @@ func newToolsListCmd(g *globals) *cobra.Command {
 					}
 					return ""
 				}
+				statuses := a.Statuses()
 				if asJSON {
 					type row struct {
 						agent.ToolStatus
 						ModelName string `json:"model_name,omitempty"`
 					}
-					rows := make([]row, len(a.Status))
-					for i, st := range a.Status {
+					rows := make([]row, len(statuses))
+					for i, st := range statuses {
 						rows[i] = row{ToolStatus: st, ModelName: modelName(st.Name)}
 					}
 					enc := json.NewEncoder(out)
@@ -100,7 +103,7 @@ func newToolsListCmd(g *globals) *cobra.Command {
 				fmt.Fprintf(out, "agent %s from %s\n", a.Spec.Name, a.Source)
 				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "NAME\tSTATUS\tCAPABILITIES\tSOURCE")
-				for _, st := range a.Status {
+				for _, st := range statuses {
 					if m := modelName(st.Name); m != "" {
 						st.Name += " (as " + m + ")"
 					}

@@ -82,8 +82,11 @@ func validateAgent(cmd *cobra.Command, g *globals, f *validateFlags) error {
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
+	if err := a.WaitMCP(ctx); err != nil {
+		return exitCode(exitInterrupted, err)
+	}
 	count := map[string]int{}
-	for _, st := range a.Status {
+	for _, st := range a.Statuses() {
 		count[st.Status]++
 	}
 	fmt.Fprintf(stdout, "%s: ok: agent %q, %d plugins, %d tools loaded, %d skipped\n",

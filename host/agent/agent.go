@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -24,19 +25,25 @@ import (
 	"github.com/kosong-host/kosong-host/host/toolset"
 )
 
-// applyLock pins the plugins that agent.yaml leaves unpinned with the pins
-// of the agent's lock file (agent.lock.yaml), if there is one.
-func applyLock(s *spec.Spec, refs []spec.PluginRef) error {
-	lock, err := pins.Read(pins.PathFor(s.Path))
-	if err != nil {
-		return err
+// applyLock pins the plugins that the agent file leaves unpinned with the
+// pins of the run's lock file (lockFile; "" is the one beside the agent
+// file), if there is one, and returns the names it pinned.
+func applyLock(s *spec.Spec, refs []spec.PluginRef, lockFile string) (map[string]bool, error) {
+	if lockFile == "" {
+		lockFile = pins.PathFor(s.Path)
 	}
+	lock, err := pins.Read(lockFile)
+	if err != nil {
+		return nil, err
+	}
+	pinned := map[string]bool{}
 	for i := range refs {
 		if p, ok := lock.Plugins[refs[i].Name]; ok && refs[i].SHA256 == "" {
 			refs[i].SHA256 = p.SHA256
+			pinned[refs[i].Name] = true
 		}
 	}
-	return nil
+	return pinned, nil
 }
 
 // Options say how to load an agent.
@@ -70,6 +77,18 @@ type Options struct {
 	// first restart is immediate); 0 means supervise.DefaultBackoff.
 	RestartBackoff time.Duration
 	Getenv         func(string) string
+	// Launcher is the command plugins and stdio MCP servers are started
+	// through (see proc.Command); nil starts them directly.
+	Launcher []string
+	// MCPStartupWait bounds how long the load waits for MCP servers: one
+	// still starting then (within its own startup_timeout) does not hold
+	// up the agent; its tools join the toolset when it is up. 0 waits for
+	// each server's start.
+	MCPStartupWait time.Duration
+	// LockFile is the run's lock file (LockFileFor the top agent file),
+	// which pins the plugins of the subagents too; "" is the one beside
+	// the agent file loaded.
+	LockFile string
 	// MCPConfigFiles are MCP config files (--mcp-config-file) whose servers
 	// are loaded besides the spec's mcp_servers.
 	MCPConfigFiles []string
@@ -101,10 +120,27 @@ type Agent struct {
 	Source  Source
 	Toolset *toolset.Toolset
 	Plugins []*plugin.Plugin
-	Status  []ToolStatus
+	// Status is the load outcome of each tool as the load returned; the
+	// rows of MCP servers that came up later are in Statuses.
+	Status []ToolStatus
 	// MCP are the agent's MCP servers.
 	MCP *mcpclient.Loaded
+
+	mu   sync.Mutex
+	late []ToolStatus // rows of MCP servers that started after the load
 }
+
+// Statuses is Status with the rows of the MCP servers that started after
+// the load returned.
+func (a *Agent) Statuses() []ToolStatus {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append(slices.Clone(a.Status), a.late...)
+}
+
+// WaitMCP waits until no MCP server is still starting (each within its
+// startup_timeout), or ctx ends: then Statuses lists every tool.
+func (a *Agent) WaitMCP(ctx context.Context) error { return a.MCP.Wait(ctx) }
 
 // Close stops every plugin.
 func (a *Agent) Close() {
@@ -148,7 +184,8 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := applyLock(s, refs); err != nil {
+	fromLock, err := applyLock(s, refs, opts.LockFile)
+	if err != nil {
 		return nil, err
 	}
 	waitMCP, err := startMCP(ctx, s, opts) // in parallel with the plugins
@@ -164,7 +201,14 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 			failures = append(failures, err.Error())
 			continue
 		}
-		specs = append(specs, pluginSpec(ref, res, opts))
+		sp := pluginSpec(ref, res, opts)
+		if fromLock[ref.Name] {
+			sp.Config.LockFile = opts.LockFile
+			if sp.Config.LockFile == "" {
+				sp.Config.LockFile = pins.PathFor(s.Path)
+			}
+		}
+		specs = append(specs, sp)
 		builtin[ref.Name] = res.Builtin
 	}
 	a := &Agent{Spec: s, Toolset: toolset.New(opts.Logger)}
@@ -189,6 +233,7 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 		a.Close()
 		return nil, &LoadError{Failures: failures}
 	}
+	a.MCP.Late(func(l *mcpclient.Loaded) { a.addLateMCP(l, opts.Logger) })
 	var names []string
 	for _, st := range a.Status {
 		if st.Status == "loaded" {
@@ -206,6 +251,7 @@ func pluginSpec(ref spec.PluginRef, res Resolved, opts Options) plugin.Spec {
 		Config: plugin.Config{
 			Name: ref.Name, Path: res.Path, Args: res.Args, SHA256: ref.SHA256, Env: ref.Env,
 			StartTimeout: opts.StartTimeout, Logger: opts.Logger, Getenv: opts.Getenv, CancelGrace: opts.CancelGrace,
+			Launcher: opts.Launcher,
 		},
 		Tools: ref.Tools, Exclude: ref.Exclude, Timeout: ref.Timeout, ConfigFor: ref.ConfigFor,
 	}
@@ -248,7 +294,7 @@ func startMCP(ctx context.Context, s *spec.Spec, opts Options) (func() *mcpclien
 	go func() {
 		done <- mcpclient.LoadAll(ctx, cfgs, mcpclient.Options{Decider: opts.Decider, Logger: opts.Logger,
 			Getenv: opts.Getenv, WorkDir: opts.WorkDir, RestartBackoff: opts.RestartBackoff, CancelGrace: opts.CancelGrace,
-			OnProgress: opts.OnProgress})
+			OnProgress: opts.OnProgress, Launcher: opts.Launcher, StartupWait: opts.MCPStartupWait})
 	}()
 	return func() *mcpclient.Loaded { return <-done }, nil
 }
@@ -290,14 +336,46 @@ func (a *Agent) addMCP(l *mcpclient.Loaded, logger hclog.Logger) (failures []str
 	return failures
 }
 
+// addLateMCP adds the tools of a server that came up after the load: they
+// join the toolset from the next step on. A name clash leaves the new tool
+// out with a warning (the load has returned: nothing fails now).
+func (a *Agent) addLateMCP(l *mcpclient.Loaded, logger hclog.Logger) {
+	var rows []ToolStatus
+	for _, st := range l.Status {
+		row := ToolStatus{Name: st.Name, Status: "loaded", Capabilities: []string{}, Source: st.Source, MCPServer: st.Server}
+		if st.Name == "" {
+			row.Name = "mcp:" + st.Server
+		}
+		if st.Tool != nil {
+			if err := a.Toolset.Add(st.Tool); err != nil {
+				logger.Warn("a tool of an MCP server that started late was not loaded", "server", st.Server, "error", err)
+				st.Err = err
+			}
+		}
+		if st.Err != nil {
+			row.Status, row.Reason = "failed", st.Err.Error()
+		}
+		rows = append(rows, row)
+	}
+	a.mu.Lock()
+	a.late = append(a.late, rows...)
+	a.mu.Unlock()
+	if len(l.Servers) > 0 {
+		logger.Info("MCP server started after the agent loaded; its tools join now", "server", l.Servers[0].Name())
+	}
+	a.watchServers(l.Servers, rows, logger)
+}
+
 // watchMCP keeps the toolset in step with servers whose tools change while
 // the agent runs (notifications/tools/list_changed): a server's old tools
 // are replaced by its new ones, from the next step on. A new tool whose name
 // is taken is left out with a warning. Status keeps the tools as loaded.
-func (a *Agent) watchMCP(logger hclog.Logger) {
-	for _, srv := range a.MCP.Servers {
+func (a *Agent) watchMCP(logger hclog.Logger) { a.watchServers(a.MCP.Servers, a.Status, logger) }
+
+func (a *Agent) watchServers(servers []*mcpclient.Server, status []ToolStatus, logger hclog.Logger) {
+	for _, srv := range servers {
 		var current []string
-		for _, st := range a.Status {
+		for _, st := range status {
 			if st.MCPServer == srv.Name() && st.Status == "loaded" {
 				current = append(current, st.Name)
 			}

@@ -133,17 +133,17 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 	b.ReportMetric(us(hostP50), "host-work-p50-us")
 	b.ReportMetric(float64(directP50)/float64(sdkP50), "goplugin/sdk-grpc")
 	b.ReportMetric(float64(directP50)/float64(bareTLSP50), "goplugin/bare-mtls")
-	b.Logf("echo round trip over %d sequential calls (p50 / p99):", calls)
-	b.Logf("  Handle -> plugin -> result               : %8.1f / %8.1f us", us(handleP50), us(handleP99))
-	b.Logf("  go-plugin gRPC call (mTLS)               : %8.1f / %8.1f us", us(directP50), us(directP99))
-	b.Logf("  the same SDK server, bare gRPC, mTLS     : %8.1f / %8.1f us", us(sdkP50), us(sdkP99))
-	b.Logf("  bare gRPC echo of the arguments, mTLS    : %8.1f / %8.1f us", us(bareTLSP50), us(bareTLSP99))
-	b.Logf("  bare gRPC echo of the arguments, no TLS  : %8.1f / %8.1f us", us(bareP50), us(bareP99))
-	b.Logf("  in-process                               : %8.2f / %8.2f us", us(inP50), us(inP99))
-	b.Logf("  (the four gRPC figures are measured in turns of 100 calls)")
-	b.Logf("  host's own work per call (Handle with an in-process no-op tool): %.1f / %.1f us (target p50 < 10 us)", us(hostP50), us(hostP99))
-	b.Logf("  go-plugin / the same SDK server over bare gRPC, same mTLS: %.2f (target: within 1.05)", float64(directP50)/float64(sdkP50))
-	b.Logf("  ratios: Handle/in-process %.0fx, Handle/go-plugin call %.2f, go-plugin+SDK/bare echo %.2f, mTLS/no TLS %.2f",
+	report(b, "echo round trip over %d sequential calls (p50 / p99):", calls)
+	report(b, "  Handle -> plugin -> result               : %8.1f / %8.1f us", us(handleP50), us(handleP99))
+	report(b, "  go-plugin gRPC call (mTLS)               : %8.1f / %8.1f us", us(directP50), us(directP99))
+	report(b, "  the same SDK server, bare gRPC, mTLS     : %8.1f / %8.1f us", us(sdkP50), us(sdkP99))
+	report(b, "  bare gRPC echo of the arguments, mTLS    : %8.1f / %8.1f us", us(bareTLSP50), us(bareTLSP99))
+	report(b, "  bare gRPC echo of the arguments, no TLS  : %8.1f / %8.1f us", us(bareP50), us(bareP99))
+	report(b, "  in-process                               : %8.2f / %8.2f us", us(inP50), us(inP99))
+	report(b, "  (the four gRPC figures are measured in turns of 100 calls)")
+	report(b, "  host's own work per call (Handle with an in-process no-op tool): %.1f / %.1f us (target p50 < 10 us)", us(hostP50), us(hostP99))
+	report(b, "  go-plugin / the same SDK server over bare gRPC, same mTLS: %.2f (target: within 1.05)", float64(directP50)/float64(sdkP50))
+	report(b, "  ratios: Handle/in-process %.0fx, Handle/go-plugin call %.2f, go-plugin+SDK/bare echo %.2f, mTLS/no TLS %.2f",
 		float64(handleP50)/float64(inP50), float64(handleP50)/float64(directP50), float64(directP50)/float64(bareTLSP50), float64(bareTLSP50)/float64(bareP50))
 }
 
@@ -386,17 +386,17 @@ func BenchmarkPluginStart(b *testing.B) {
 	b.ReportMetric(float64(parWall)/float64(optimum), "parallel/optimum")
 	b.ReportMetric(float64(agentWall.Microseconds())/1e3, "agent-load-ms")
 	b.ReportMetric(float64(builtinWall.Microseconds())/1e3, "agent-load-builtin-ms")
-	b.Logf("plugin start (p50 of %d, wall / CPU of host+plugin):", rounds)
-	b.Logf("  one plugin, mutual TLS (P-256)  : %6.1f ms / %6.1f ms CPU", ms(tlsWall), ms(tlsCPU))
-	b.Logf("  one plugin, no TLS              : %6.1f ms / %6.1f ms CPU", ms(plainWall), ms(plainCPU))
-	b.Logf("  mTLS / no TLS: %.2fx (target <= 1.5x)", float64(tlsWall)/float64(plainWall))
+	report(b, "plugin start (p50 of %d, wall / CPU of host+plugin):", rounds)
+	report(b, "  one plugin, mutual TLS (P-256)  : %6.1f ms / %6.1f ms CPU", ms(tlsWall), ms(tlsCPU))
+	report(b, "  one plugin, no TLS              : %6.1f ms / %6.1f ms CPU", ms(plainWall), ms(plainCPU))
+	report(b, "  mTLS / no TLS: %.2fx (target <= 1.5x)", float64(tlsWall)/float64(plainWall))
 	cpuOptimum := cpuAlone / time.Duration(cores)
-	b.Logf("  %d plugins launched in parallel: %.1f ms; each alone, summed: %.1f ms wall, %.1f ms CPU (host+plugin, start and stop)",
+	report(b, "  %d plugins launched in parallel: %.1f ms; each alone, summed: %.1f ms wall, %.1f ms CPU (host+plugin, start and stop)",
 		n, ms(parWall), ms(sumAlone), ms(cpuAlone))
-	b.Logf("  optimum on %d cores: %.1f ms from wall times (ratio %.2f), %.1f ms from CPU times (ratio %.2f); target <= 1.2",
+	report(b, "  optimum on %d cores: %.1f ms from wall times (ratio %.2f), %.1f ms from CPU times (ratio %.2f); target <= 1.2",
 		cores, ms(optimum), float64(parWall)/float64(optimum), ms(cpuOptimum), float64(parWall)/float64(cpuOptimum))
-	b.Logf("  top-level agent.yaml loaded (launch + capabilities + Load of %d tools plugins): %.1f ms", n, ms(agentWall))
-	b.Logf("  the same from kosong-host's built-in plugins (%d processes of the host binary): %.1f ms", n, ms(builtinWall))
+	report(b, "  top-level agent.yaml loaded (launch + capabilities + Load of %d tools plugins): %.1f ms", n, ms(agentWall))
+	report(b, "  the same from kosong-host's built-in plugins (%d processes of the host binary): %.1f ms", n, ms(builtinWall))
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1e3 }
@@ -456,6 +456,6 @@ func BenchmarkCancel(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(us(p50), "cancel-p50-us")
 	b.ReportMetric(us(lat[len(lat)-1]), "cancel-max-us")
-	b.Logf("cancel in the host -> the tool's context done in the plugin, %d calls: p50 %.0f us, p99 %.0f us, max %.0f us (target < 1 s)",
+	report(b, "cancel in the host -> the tool's context done in the plugin, %d calls: p50 %.0f us, p99 %.0f us, max %.0f us (target < 1 s)",
 		n, us(p50), us(p99), us(lat[len(lat)-1]))
 }

@@ -50,8 +50,9 @@ const (
 	// `timeout` replaces it.
 	DefaultCallTimeout = 60 * time.Second
 	// DefaultStartTimeout bounds starting a server: the process, the MCP
-	// handshake and listing its tools.
-	DefaultStartTimeout = 30 * time.Second
+	// handshake and listing its tools (Codex's default); a server's
+	// startup_timeout replaces it.
+	DefaultStartTimeout = 10 * time.Second
 	// closeGrace is how long a stdio server may take to exit once its stdin
 	// is closed before its process group is killed.
 	closeGrace = 2 * time.Second
@@ -78,6 +79,14 @@ type Options struct {
 	// OnProgress receives the progress notifications of every call whose
 	// context carries no callback of its own (see WithProgress).
 	OnProgress func(toolset.Progress)
+	// StartupWait bounds how long LoadAll waits for the servers: one
+	// still starting past it keeps starting and is delivered later
+	// (Loaded.Late), so that it does not hold up the agent. 0 waits for
+	// every server's start timeout.
+	StartupWait time.Duration
+	// Launcher, when set, is the command stdio servers are started through
+	// (see proc.Command).
+	Launcher []string
 	// Version is the client version sent to servers.
 	Version string
 }
@@ -100,6 +109,8 @@ type Server struct {
 	toolsMu sync.Mutex
 	tools   []*Tool
 	offered []string // every tool the server listed
+	refused []Status // tools listed but left out (tasks required)
+	tasks   taskTools
 	watch   func([]*Tool)
 	changed bool // the tools were listed again since Start
 }
@@ -119,6 +130,9 @@ func Start(ctx context.Context, cfg spec.MCPServer, opts Options) (*Server, erro
 	}
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
+	}
+	if cfg.StartupTimeout > 0 {
+		opts.StartTimeout = cfg.StartupTimeout
 	}
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = DefaultStartTimeout

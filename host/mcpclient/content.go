@@ -10,8 +10,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 	"github.com/kosong-host/kosong-host/providers"
 )
+
+// MaxImageBytes caps the image data of one result, as the gRPC message
+// limit caps a plugin's (pluginrpc.MaxMessageBytes): an image past it is
+// replaced by a line saying so.
+const MaxImageBytes = pluginrpc.MaxMessageBytes
 
 // OutputBudget is how many characters of text a call's output may have;
 // the rest is cut, marked TruncatedMarker. Images do not count.
@@ -28,8 +34,19 @@ const (
 // convert maps a tools/call result to a toolset result.
 func convert(res *mcp.CallToolResult) toolset.Result {
 	parts := make([]providers.ContentPart, 0, len(res.Content))
+	images := 0
 	for _, c := range res.Content {
-		parts = append(parts, contentPart(c))
+		p := contentPart(c)
+		if p.Type == providers.PartImage {
+			if images+len(p.ImageURL) > maxImageURL {
+				_, payload, _ := strings.Cut(p.ImageURL, ",")
+				p = providers.TextPart(fmt.Sprintf("[image of %d bytes left out: a result's images may have at most %d MB]",
+					base64.StdEncoding.DecodedLen(len(payload)), MaxImageBytes>>20))
+			} else {
+				images += len(p.ImageURL)
+			}
+		}
+		parts = append(parts, p)
 	}
 	if len(res.Content) == 0 && res.StructuredContent != nil {
 		if b, err := json.Marshal(res.StructuredContent); err == nil {
@@ -82,6 +99,9 @@ func contentPart(c mcp.Content) providers.ContentPart {
 		if r.Blob != nil && strings.HasPrefix(r.MIMEType, "image/") {
 			return imagePart(r.MIMEType, r.Blob)
 		}
+		if r.Blob != nil && textual(r.MIMEType) && utf8.Valid(r.Blob) {
+			return providers.TextPart("[embedded resource: " + r.URI + ", " + r.MIMEType + "]\n" + string(r.Blob))
+		}
 		if r.Blob != nil {
 			return providers.TextPart(fmt.Sprintf("[embedded resource: %s, %s, %d bytes of binary data]", r.URI, orUnknown(r.MIMEType), len(r.Blob)))
 		}
@@ -94,6 +114,28 @@ func contentPart(c mcp.Content) providers.ContentPart {
 		return providers.TextPart("")
 	}
 	return providers.TextPart(fmt.Sprintf("[unsupported content: %T]", c))
+}
+
+// maxImageURL is MaxImageBytes as data URL characters (base64 and header).
+var maxImageURL = base64.StdEncoding.EncodedLen(MaxImageBytes) + 64
+
+// textual reports whether a blob of this MIME type is text: text/*, JSON,
+// XML, YAML, JavaScript and the like.
+func textual(mime string) bool {
+	mime, _, _ = strings.Cut(strings.ToLower(mime), ";")
+	mime = strings.TrimSpace(mime)
+	switch {
+	case strings.HasPrefix(mime, "text/"):
+		return true
+	case strings.HasSuffix(mime, "+json"), strings.HasSuffix(mime, "+xml"), strings.HasSuffix(mime, "+yaml"):
+		return true
+	}
+	switch mime {
+	case "application/json", "application/xml", "application/yaml", "application/x-yaml", "application/javascript",
+		"application/x-sh", "application/toml", "application/sql", "application/graphql":
+		return true
+	}
+	return false
 }
 
 func imagePart(mime string, data []byte) providers.ContentPart {

@@ -43,15 +43,21 @@ func (s *Server) Watch(fn func([]*Tool)) {
 // listing.
 func (s *Server) setTools(listed []*mcp.Tool, relisted bool) (tools []*Tool, watch func([]*Tool)) {
 	var offered []string
+	var refused []Status
 	for _, t := range listed {
 		offered = append(offered, t.Name)
-		if s.cfg.Wants(t.Name) {
-			tools = append(tools, newTool(s, t))
+		if !s.cfg.Wants(t.Name) {
+			continue
 		}
+		if s.tasks.requires(t.Name) {
+			refused = append(refused, Status{Server: s.cfg.Name, Name: s.cfg.ToolName(t.Name), Source: s.source, Err: taskReason(s.cfg.Name, t.Name)})
+			continue
+		}
+		tools = append(tools, newTool(s, t))
 	}
 	s.toolsMu.Lock()
 	defer s.toolsMu.Unlock()
-	s.tools, s.offered = tools, offered
+	s.tools, s.offered, s.refused = tools, offered, refused
 	s.changed = s.changed || relisted
 	return slices.Clone(tools), s.watch
 }

@@ -89,3 +89,33 @@ func TestFrozenServerIsKilledAndRestarted(t *testing.T) {
 	}
 	assertGone(t, first)
 }
+
+// TestResendToADeadServer: a call whose request could not be sent to a
+// stdio server that died (killed here, behind the client's back) restarts
+// the server and is sent once more; a call the server received before it
+// died is not sent again.
+func TestResendToADeadServer(t *testing.T) {
+	ts, _ := load(t, options(approval.Yolo{}), stdio(t, "test"))
+	for i := range 2 { // (the restart policy allows 3 a minute)
+		r := call(context.Background(), ts, "test__pid", `{}`)
+		pid, err := strconv.Atoi(strings.TrimSpace(r.OutputText()))
+		if err != nil {
+			t.Fatalf("pid: %+v", r)
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		// The server is dead; the client may not have seen it go.
+		for running(pid) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		r = call(context.Background(), ts, "test__echo", `{"text":"again"}`)
+		if r.Kind != toolset.Ok || r.OutputText() != "again" {
+			t.Fatalf("round %d: the call after the server died: %+v", i, r)
+		}
+	}
+	r := call(context.Background(), ts, "test__crash", `{}`)
+	if !strings.Contains(r.Message, "stopped during the call") {
+		t.Fatalf("crash: %+v", r)
+	}
+}

@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/proc"
 	"github.com/kosong-host/kosong-host/host/toolset"
 )
 
@@ -60,10 +64,19 @@ func (t *Tool) Call(ctx context.Context, id string, args json.RawMessage) toolse
 	if err != nil {
 		return toolset.RuntimeError(err)
 	}
+	if c.pid > 0 && !proc.Alive(c.pid) {
+		// The stdio server died before the request was written (and
+		// before the client saw it go): restart it and send it there.
+		t.srv.fail(c, errors.New("the server exited"))
+		if c, err = t.srv.acquire(ctx); err != nil {
+			return toolset.RuntimeError(err)
+		}
+	}
 	r, lost := t.call(ctx, c, id, args)
 	if lost {
-		// The HTTP server forgot the session (it restarted): the call never
-		// ran, so it runs again on a new session.
+		// The request never reached the server (its stdin was closed, or
+		// the HTTP server forgot the session): it runs again, once, on a
+		// restarted server or a new session.
 		if c, err = t.srv.acquire(ctx); err != nil {
 			return toolset.RuntimeError(err)
 		}
@@ -151,8 +164,14 @@ func (t *Tool) call(ctx context.Context, c *conn, id string, args json.RawMessag
 		return toolset.RuntimeError(fmt.Errorf("MCP server %s: %s", s.cfg.Name, rpcErr.Message)), false
 	}
 	reason := s.fail(c, err)
-	if errors.Is(err, mcp.ErrSessionMissing) {
+	if errors.Is(err, mcp.ErrSessionMissing) || unsent(err) {
 		return toolset.Result{}, true
 	}
 	return toolset.RuntimeError(fmt.Errorf("MCP server %s stopped during the call: %s", s.cfg.Name, reason)), false
+}
+
+// unsent reports an error of writing the request to a stdio server whose
+// stdin is closed: the server never got it.
+func unsent(err error) bool {
+	return errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
 }

@@ -21,6 +21,7 @@ import (
 type conn struct {
 	cs     *mcp.ClientSession
 	pid    int
+	tag    string // marks a stdio server and what it starts (proc.TagEnv)
 	stderr *proc.Tail
 	done   chan struct{}
 	once   sync.Once
@@ -60,6 +61,7 @@ func (c *conn) Ping(ctx context.Context) error { return c.cs.Ping(ctx, nil) }
 func (c *conn) Kill() {
 	c.end("the host killed the server")
 	proc.KillGroup(c.pid)
+	proc.KillTagged(c.tag)
 	c.closeSession()
 }
 
@@ -69,6 +71,7 @@ func (c *conn) Close() {
 	c.end("closed")
 	c.closeSession()
 	proc.KillGroup(c.pid)
+	proc.KillTagged(c.tag)
 }
 
 // closeSession closes the session, waiting at most closeGrace.
@@ -89,8 +92,9 @@ func (s *Server) connect(ctx context.Context) (*conn, error) {
 	var transport mcp.Transport
 	var cmd *exec.Cmd
 	if s.cfg.Stdio() {
-		cmd = exec.Command(s.cfg.Command, s.cfg.Args...)
-		cmd.Env = s.env()
+		cmd = proc.Command(s.opts.Launcher, s.cfg.Command, s.cfg.Args...)
+		c.tag = proc.NewTag()
+		cmd.Env = append(s.env(), proc.TagVar(c.tag))
 		cmd.Dir = s.cfg.Cwd
 		if cmd.Dir == "" {
 			cmd.Dir = s.opts.WorkDir
@@ -114,12 +118,23 @@ func (s *Server) connect(ctx context.Context) (*conn, error) {
 			transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, DisableStandaloneSSE: true}
 		}
 	}
+	if _, streamable := transport.(*mcp.StreamableClientTransport); !streamable {
+		// (The streamable connection must stay unwrapped: the go-sdk
+		// tells it the session's state through an unexported method.)
+		transport = &spyTransport{Transport: transport, tt: &s.tasks}
+	}
+	// A server that does not complete the handshake in time is killed at
+	// once, not after the go-sdk's close sequence (stdin, SIGTERM, SIGKILL):
+	// the start timeout is the whole delay a hung server causes.
+	stop := context.AfterFunc(ctx, func() { proc.KillTagged(c.tag) })
 	cs, err := s.client.Connect(ctx, transport, nil)
+	stop()
 	if cmd != nil && cmd.Process != nil {
 		c.pid = cmd.Process.Pid
 	}
 	if err != nil {
 		proc.KillGroup(c.pid)
+		proc.KillTagged(c.tag)
 		return nil, s.startError(ctx, err, c)
 	}
 	c.cs = cs
@@ -135,6 +150,9 @@ func (s *Server) connect(ctx context.Context) (*conn, error) {
 			reason += ": " + err.Error()
 		}
 		c.end(reason + c.stderrSuffix())
+		// A server that exited leaves nothing it started behind (npx's
+		// node, say).
+		proc.KillTagged(c.tag)
 	}()
 	return c, nil
 }

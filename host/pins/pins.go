@@ -1,6 +1,7 @@
 // Package pins reads and writes an agent's lock file: the sha256 pins of the
-// plugin binaries the agent uses, kept beside the agent file (agent.yaml ->
-// agent.lock.yaml) so agent.yaml stays as its author wrote it.
+// plugin binaries a run of the agent uses (its subagents' included), kept
+// beside the agent file (agent.yaml -> agent.lock.yaml) so agent.yaml stays
+// as its author wrote it.
 package pins
 
 import (
@@ -24,7 +25,8 @@ type File struct {
 
 // Pin is one plugin's pin.
 type Pin struct {
-	// Path is where the binary was found when it was locked (informative).
+	// Path is where the binary was found when it was locked, relative to
+	// the lock file's folder (informative).
 	Path   string `yaml:"path,omitempty"`
 	SHA256 string `yaml:"sha256"`
 }

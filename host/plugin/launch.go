@@ -51,6 +51,9 @@ type Config struct {
 	Args []string
 	// SHA256 is an optional hex pin of the binary, checked before exec.
 	SHA256 string
+	// LockFile is the lock file SHA256 comes from; "" when it is the
+	// agent file's own sha256. A mismatch names it.
+	LockFile string
 	// Env names extra host variables the plugin may inherit.
 	Env []string
 	// StartTimeout defaults to DefaultStartTimeout.
@@ -65,6 +68,10 @@ type Config struct {
 	// supervisor kills a process that does not answer within it (0 is
 	// supervise.DefaultGrace).
 	CancelGrace time.Duration
+	// Launcher, when set, is the command the binary is started through
+	// (see proc.Command): kosong-host's plugin-exec, which starts it
+	// without the capabilities that could read the host's memory.
+	Launcher []string
 	// NoTLS turns mutual TLS off. Only benchmarks set it, to measure its cost.
 	NoTLS bool
 }
@@ -84,6 +91,8 @@ type Process struct {
 	done   <-chan struct{}
 	stderr *proc.Tail
 	once   sync.Once
+	// tag marks the plugin's process and everything it starts (proc.TagEnv).
+	tag string
 }
 
 // Error is a launch failure, naming the plugin and its binary.
@@ -103,7 +112,7 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	fail := func(err error, format string, args ...any) error {
 		return &Error{Plugin: cfg.Name, Path: cfg.Path, Reason: fmt.Sprintf(format, args...), Err: err}
 	}
-	if err := checkBinary(cfg.Path, cfg.SHA256); err != nil {
+	if err := checkBinary(cfg.Path, cfg.SHA256, cfg.LockFile); err != nil {
 		return nil, fail(err, "%v", err)
 	}
 	if cfg.StartTimeout <= 0 {
@@ -116,7 +125,7 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 		cfg.Getenv = os.Getenv
 	}
 
-	cmd := exec.Command(cfg.Path, cfg.Args...)
+	cmd := proc.Command(cfg.Launcher, cfg.Path, cfg.Args...)
 	cmd.Env = proc.Env(cfg.Getenv, cfg.Env...)
 	if lvl := cfg.Logger.GetLevel(); lvl != hclog.NoLevel && lvl != hclog.Off {
 		cmd.Env = append(cmd.Env, pluginrpc.LogLevelEnv+"="+lvl.String())
@@ -124,6 +133,8 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	if cfg.CancelGrace > 0 {
 		cmd.Env = append(cmd.Env, pluginrpc.CancelGraceEnv+"="+cfg.CancelGrace.String())
 	}
+	tag := proc.NewTag()
+	cmd.Env = append(cmd.Env, proc.TagVar(tag))
 	proc.Isolate(cmd)
 
 	clientCfg := &goplugin.ClientConfig{
@@ -162,7 +173,7 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	}
 
 	client := goplugin.NewClient(clientCfg)
-	p := &Process{Name: cfg.Name, Path: cfg.Path, client: client, cmd: cmd, stderr: st}
+	p := &Process{Name: cfg.Name, Path: cfg.Path, client: client, cmd: cmd, stderr: st, tag: tag}
 	rpc, err := client.Client()
 	if tlsFD != nil {
 		_ = tlsFD.Close()
@@ -176,6 +187,7 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 			if cmd.Process != nil {
 				proc.KillGroup(cmd.Process.Pid)
 			}
+			proc.KillTagged(tag)
 		})
 		return nil, fail(err, "%s", startFailure(cfg, err, st, exited))
 	}
@@ -195,6 +207,10 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	}
 	remote := d.remote
 	p.Remote, p.conn, p.done = remote, d.conn, d.done
+	// However the plugin ends (closed, killed, crashed), nothing it started
+	// outlives it: not its tracked process groups, not what a command left
+	// running in the background, wherever those were reparented.
+	go func() { <-d.done; proc.KillTagged(tag) }()
 	dctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
 	desc, err := remote.Plugin.Describe(dctx, &pluginv1.DescribeRequest{})
@@ -233,8 +249,9 @@ func firstLine(s string) string {
 }
 
 // checkBinary refuses a missing or non-executable file, and a binary whose
-// sha256 differs from its pin, before anything is executed.
-func checkBinary(path, pin string) error {
+// sha256 differs from its pin (from lockFile, or from the agent file when
+// lockFile is ""), before anything is executed.
+func checkBinary(path, pin, lockFile string) error {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -254,7 +271,12 @@ func checkBinary(path, pin string) error {
 		return err
 	}
 	if !strings.EqualFold(got, pin) {
-		return fmt.Errorf("sha256 mismatch for %s: agent spec pins %s, the file is %s", path, pin, got)
+		if lockFile != "" {
+			return fmt.Errorf("sha256 mismatch for %s: lock file %s pins %s, the file is %s; "+
+				"if the change is intended, run `kosong-host plugins lock`", path, lockFile, pin, got)
+		}
+		return fmt.Errorf("sha256 mismatch for %s: agent spec pins %s, the file is %s; "+
+			"if the change is intended, update the sha256 in the agent file", path, pin, got)
 	}
 	return nil
 }
@@ -395,4 +417,5 @@ func (p *Process) killGroup() {
 		proc.KillGroup(p.cmd.Process.Pid)
 		_ = p.cmd.Process.Kill() // where there are no process groups
 	}
+	proc.KillTagged(p.tag)
 }

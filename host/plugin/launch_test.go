@@ -25,10 +25,16 @@ func TestCheckBinary(t *testing.T) {
 		{"directory", dir, "", "is a directory, not a plugin binary"},
 		{"not executable", text, "", "is not executable"},
 		{"pin mismatch", exe, strings.Repeat("a", 64), "sha256 mismatch for " + exe + ": agent spec pins aaaa"},
+		{"lock mismatch", exe, strings.Repeat("a", 64), "sha256 mismatch for " + exe + ": lock file " + dir + "/agent.lock.yaml pins " +
+			strings.Repeat("a", 64) + ", the file is " + sum + "; if the change is intended, run `kosong-host plugins lock`"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := checkBinary(tt.path, tt.pin)
+			lock := ""
+			if strings.HasPrefix(tt.name, "lock") {
+				lock = filepath.Join(dir, "agent.lock.yaml")
+			}
+			err := checkBinary(tt.path, tt.pin, lock)
 			if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
 				t.Fatalf("err = %v, want %q", err, tt.want)
 			}

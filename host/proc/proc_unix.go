@@ -24,3 +24,15 @@ func KillGroup(pid int) {
 		_ = syscall.Kill(-pid, syscall.SIGKILL)
 	}
 }
+
+// Alive reports whether process pid is still running: not gone, and on
+// Linux not a zombie waiting to be reaped (a dead child of ours).
+func Alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if state, ok := procState(pid); ok {
+		return state != 'Z' && state != 'X'
+	}
+	return syscall.Kill(pid, 0) == nil
+}

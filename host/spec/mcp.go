@@ -34,6 +34,17 @@ import (
 //	    enabled_tools: [search]     # only these tools (default: every tool)
 //	    disabled_tools: [delete]    # never these tools
 //	    timeout: 30s                # each call, reset by progress (default 60s)
+//	    startup_timeout: 10s        # start, handshake and tools/list (default 10s)
+//	    disabled: true              # not started
+//
+// The keys of other hosts' config files are accepted too: Claude Desktop's and
+// Cursor's (`disabled`, `type`, `env`, `cwd`), Cline's and Roo's (`autoApprove`,
+// `alwaysAllow`, `disabledTools`, `timeout` in seconds), Codex's (`enabled`,
+// `startup_timeout_sec`, `startup_timeout_ms`, `tool_timeout_sec`), Gemini CLI's
+// (`httpUrl`, `includeTools`, `excludeTools`, `trust`) and Windsurf's (`serverUrl`).
+// `autoApprove`, `alwaysAllow` and `trust` are kept but not honoured: every call of an
+// MCP tool is approved through kosong-host. In an MCP config file any other unknown key
+// is a warning naming the file (Warnings); in agent.yaml it is an error.
 //
 // `transport` (or `type`) may be given as "stdio", "http", "streamable-http" or
 // "streamable_http"; it must agree with command / url. `transport: sse` with a url
@@ -62,6 +73,18 @@ type MCPServer struct {
 	DisabledTools []string
 	// Timeout bounds each call without progress; 0 = the client's default.
 	Timeout time.Duration
+	// StartupTimeout bounds starting the server (process, handshake,
+	// tools/list); 0 = the client's default.
+	StartupTimeout time.Duration
+	// Disabled servers are not started.
+	Disabled bool
+	// AutoApprove lists the tools another host's config approves without
+	// asking (autoApprove, alwaysAllow; "*" for trust: true). Kept for
+	// tools lists; kosong-host asks approval for every call all the same.
+	AutoApprove []string
+	// Warnings are the keys of an MCP config file that were ignored, one
+	// message each, naming the file.
+	Warnings []string
 	// File and Line locate the server's entry (File absolute).
 	File string
 	Line int
@@ -93,7 +116,10 @@ func (m *MCPServer) ToolName(tool string) string {
 const MCPPrefixSeparator = "__"
 
 var (
-	mcpServerKeys   = []string{"command", "args", "env", "cwd", "url", "headers", "transport", "type", "prefix", "enabled_tools", "disabled_tools", "timeout"}
+	// mcpServerKeys are the keys messages list; other hosts' (see
+	// MCPServer) are accepted besides.
+	mcpServerKeys = []string{"command", "args", "env", "cwd", "url", "headers", "transport", "type", "prefix", "enabled_tools", "disabled_tools",
+		"timeout", "startup_timeout", "disabled"}
 	mcpServerNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 )
 
@@ -142,8 +168,11 @@ func (p *parser) mcpServer(k, n *yaml.Node) (MCPServer, error) {
 			stdioOnly = k
 			cwd, err = p.nonEmptyString(v, where+": cwd")
 			s.Cwd = p.f.abs(cwd)
-		case "url":
-			s.URL, err = p.nonEmptyString(v, where+": url")
+		case "url", "httpUrl", "serverUrl":
+			if s.URL != "" {
+				return p.errf(k, "%s: give one of url, httpUrl and serverUrl", where)
+			}
+			s.URL, err = p.nonEmptyString(v, where+": "+k.Value)
 			if err == nil {
 				u, perr := url.Parse(s.URL)
 				if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -153,7 +182,7 @@ func (p *parser) mcpServer(k, n *yaml.Node) (MCPServer, error) {
 		case "headers":
 			httpOnly = k
 			s.Headers, err = p.stringMap(v, where+": headers")
-		case "transport", "type":
+		case "transport", "type", "transportType":
 			if transportNode != nil {
 				return p.errf(k, "%s: give transport or type, not both", where)
 			}
@@ -161,13 +190,40 @@ func (p *parser) mcpServer(k, n *yaml.Node) (MCPServer, error) {
 			transport, err = p.str(v, where+": "+k.Value)
 		case "prefix":
 			s.Prefix, err = p.boolean(v, where+": prefix")
-		case "enabled_tools":
-			s.EnabledTools, err = p.toolNames(v, where+": enabled_tools")
-		case "disabled_tools":
-			s.DisabledTools, err = p.toolNames(v, where+": disabled_tools")
-		case "timeout":
-			s.Timeout, err = p.duration(v, where+": timeout")
+		case "enabled_tools", "includeTools":
+			s.EnabledTools, err = p.toolNames(v, where+": "+k.Value)
+		case "disabled_tools", "disabledTools", "excludeTools":
+			var names []string
+			names, err = p.toolNames(v, where+": "+k.Value)
+			s.DisabledTools = unique(append(s.DisabledTools, names...))
+		case "timeout", "tool_timeout_sec":
+			s.Timeout, err = p.duration(v, where+": "+k.Value)
+		case "startup_timeout", "startup_timeout_sec":
+			s.StartupTimeout, err = p.duration(v, where+": "+k.Value)
+		case "startup_timeout_ms":
+			var ms time.Duration
+			ms, err = p.duration(v, where+": "+k.Value)
+			s.StartupTimeout = ms / 1000 // a number of milliseconds read as seconds
+		case "disabled":
+			s.Disabled, err = p.boolean(v, where+": disabled")
+		case "enabled":
+			var on bool
+			on, err = p.boolean(v, where+": enabled")
+			s.Disabled = !on
+		case "autoApprove", "alwaysAllow":
+			var names []string
+			names, err = p.toolNames(v, where+": "+k.Value)
+			s.AutoApprove = unique(append(s.AutoApprove, names...))
+		case "trust":
+			var trust bool
+			if trust, err = p.boolean(v, where+": trust"); trust {
+				s.AutoApprove = []string{"*"}
+			}
 		default:
+			if p.mcpConfig {
+				s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: %s: unknown key %q ignored", p.f.path, k.Line, where, k.Value))
+				return nil
+			}
 			return p.unknownKey(k, where, mcpServerKeys)
 		}
 		return err
@@ -244,9 +300,10 @@ func (p *parser) duration(n *yaml.Node, what string) (time.Duration, error) {
 }
 
 // LoadMCPConfig reads an MCP config file: the JSON `{"mcpServers": {NAME: {...}}}` that
-// MCP clients share, each server written with the keys of MCPServer. Other top-level keys
-// are ignored (the file may be a client's whole configuration); unknown keys in a server
-// are errors. Relative paths are relative to the file's folder. Every error is a *Error.
+// MCP clients share (Claude Desktop's, Cursor's, Kimi CLI's...), each server written with
+// the keys of MCPServer, other hosts' included. Other top-level keys are ignored (the file
+// may be a client's whole configuration); an unknown key in a server is a warning in its
+// Warnings. Relative paths are relative to the file's folder. Every error is a *Error.
 func LoadMCPConfig(path string) ([]MCPServer, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -272,7 +329,7 @@ func LoadMCPConfig(path string) ([]MCPServer, error) {
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
 	}
-	p := &parser{f: &file{path: abs, dir: filepath.Dir(abs)}}
+	p := &parser{f: &file{path: abs, dir: filepath.Dir(abs)}, mcpConfig: true}
 	if root.Kind != yaml.MappingNode {
 		return nil, p.errf(root, `MCP config file must be a JSON object with "mcpServers"`)
 	}

@@ -93,7 +93,7 @@ func TestMCPServerErrors(t *testing.T) {
 		name, servers, want string
 	}{
 		{"not a mapping", "  mcp_servers: [a]\n", ":6: mcp_servers must be a mapping, got a list"},
-		{"unknown key", "  mcp_servers:\n    a: {command: x, cmd: y}\n", `:7: unknown key "cmd" in mcp server "a" (known keys: command, args, env, cwd, url, headers, transport, type, prefix, enabled_tools, disabled_tools, timeout)`},
+		{"unknown key", "  mcp_servers:\n    a: {command: x, cmd: y}\n", `:7: unknown key "cmd" in mcp server "a" (known keys: command, args, env, cwd, url, headers, transport, type, prefix, enabled_tools, disabled_tools, timeout, startup_timeout, disabled)`},
 		{"bad name", "  mcp_servers:\n    a.b: {command: x}\n", `:7: invalid MCP server name "a.b"`},
 		{"neither", "  mcp_servers:\n    a: {prefix: true}\n", `:7: mcp server "a": command (stdio) or url (streamable HTTP) is required`},
 		{"both", "  mcp_servers:\n    a: {command: x, url: http://h/mcp}\n", `:7: mcp server "a": give command (stdio) or url (streamable HTTP), not both`},
@@ -108,6 +108,10 @@ func TestMCPServerErrors(t *testing.T) {
 		{"negative timeout", "  mcp_servers:\n    a: {command: x, timeout: -1}\n", `mcp server "a": timeout: invalid timeout -1`},
 		{"bad env name", "  mcp_servers:\n    a: {command: x, env: {1A: b}}\n", `mcp server "a": invalid environment variable name "1A"`},
 		{"env not a map", "  mcp_servers:\n    a: {command: x, env: [A]}\n", `mcp server "a": env must be a mapping, got a list`},
+		{"two urls", "  mcp_servers:\n    a: {url: http://h/mcp, serverUrl: http://h/mcp}\n", `mcp server "a": give one of url, httpUrl and serverUrl`},
+		{"bad startup_timeout", "  mcp_servers:\n    a: {command: x, startup_timeout: later}\n", `mcp server "a": startup_timeout: invalid timeout later`},
+		{"disabled not bool", "  mcp_servers:\n    a: {command: x, disabled: maybe}\n", `mcp server "a": disabled must be true or false, got maybe`},
+		{"autoApprove not a list", "  mcp_servers:\n    a: {command: x, autoApprove: all}\n", `mcp server "a": autoApprove must be a list`},
 		{"empty command", "  mcp_servers:\n    a: {command: ''}\n", `mcp server "a": command must not be empty`},
 		{"empty tool name", "  mcp_servers:\n    a: {command: x, enabled_tools: ['']}\n", `mcp server "a": enabled_tools: empty tool name`},
 		{"transport and type", "  mcp_servers:\n    a: {command: x, transport: stdio, type: stdio}\n", `mcp server "a": give transport or type, not both`},
@@ -130,7 +134,7 @@ func TestLoadMCPConfig(t *testing.T) {
 		"bad.json":     `{"mcpServers": {"fs": {"command": "x",}}}`,
 		"nokey.json":   `{"servers": {}}`,
 		"array.json":   `[1]`,
-		"unknown.json": "{\"mcpServers\": {\n  \"fs\": {\"command\": \"x\", \"autoApprove\": []}\n}}",
+		"unknown.json": "{\"mcpServers\": {\n  \"fs\": {\"command\": \"x\", \"autoApprove\": 3}\n}}",
 	})
 	got, err := LoadMCPConfig(filepath.Join(dir, "mcp.json"))
 	if err != nil {
@@ -149,7 +153,7 @@ func TestLoadMCPConfig(t *testing.T) {
 		"bad.json":     "Invalid JSON in MCP config file: " + filepath.Join(dir, "bad.json") + ": invalid character '}'",
 		"nokey.json":   filepath.Join(dir, "nokey.json") + `: no "mcpServers" key in MCP config file`,
 		"array.json":   filepath.Join(dir, "array.json") + `:1: MCP config file must be a JSON object with "mcpServers"`,
-		"unknown.json": filepath.Join(dir, "unknown.json") + `:2: unknown key "autoApprove" in mcp server "fs"`,
+		"unknown.json": filepath.Join(dir, "unknown.json") + `:2: mcp server "fs": autoApprove must be a list`,
 	}
 	for name, want := range errs {
 		_, err := LoadMCPConfig(filepath.Join(dir, name))
@@ -170,5 +174,74 @@ func TestMergeMCPServers(t *testing.T) {
 	_, err = MergeMCPServers(a, []MCPServer{{Name: "y", File: "/b.json", Line: 7}})
 	if err == nil || err.Error() != `/b.json:7: MCP server "y" is also defined at /a.yaml:4` {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestOtherHostsMCPConfigs: the config files of Claude Desktop, Cursor,
+// Cline/Roo, Codex (as JSON), Gemini CLI and Windsurf load; their keys are
+// mapped, and any other unknown key is a warning naming the file.
+func TestOtherHostsMCPConfigs(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"claude_desktop_config.json": `{
+  "mcpServers": {
+    "filesystem": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"],
+      "env": {"DEBUG": "1"},
+      "disabled": true,
+      "autoApprove": ["read_file"]
+    },
+    "roo": {"command": "uvx", "args": ["mcp-server-git"], "alwaysAllow": ["git_status"], "disabledTools": ["git_push"], "timeout": 30, "transportType": "stdio"},
+    "codex": {"command": "srv", "enabled": false, "startup_timeout_sec": 20, "tool_timeout_sec": 90},
+    "codexms": {"command": "srv", "startup_timeout_ms": 2500},
+    "gemini": {"httpUrl": "https://g/mcp", "includeTools": ["a"], "excludeTools": ["b"], "trust": true},
+    "windsurf": {"serverUrl": "https://w/mcp", "type": "http"},
+    "cursor": {"command": "srv", "envFile": ".env", "icon": "x.png"}
+  }
+}`,
+	})
+	path := filepath.Join(dir, "claude_desktop_config.json")
+	got, err := LoadMCPConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]MCPServer{}
+	for _, s := range got {
+		by[s.Name] = s
+	}
+	fs := by["filesystem"]
+	if fs.Command != "npx" || !fs.Disabled || !reflect.DeepEqual(fs.AutoApprove, []string{"read_file"}) || fs.Env["DEBUG"] != "1" || len(fs.Warnings) != 0 {
+		t.Errorf("filesystem: %+v", fs)
+	}
+	roo := by["roo"]
+	if !reflect.DeepEqual(roo.AutoApprove, []string{"git_status"}) || !reflect.DeepEqual(roo.DisabledTools, []string{"git_push"}) || roo.Timeout != 30*time.Second {
+		t.Errorf("roo: %+v", roo)
+	}
+	codex := by["codex"]
+	if !codex.Disabled || codex.StartupTimeout != 20*time.Second || codex.Timeout != 90*time.Second {
+		t.Errorf("codex: %+v", codex)
+	}
+	if d := by["codexms"].StartupTimeout; d != 2500*time.Millisecond {
+		t.Errorf("codex startup_timeout_ms: %s", d)
+	}
+	gem := by["gemini"]
+	if gem.URL != "https://g/mcp" || !reflect.DeepEqual(gem.EnabledTools, []string{"a"}) || !reflect.DeepEqual(gem.DisabledTools, []string{"b"}) || !reflect.DeepEqual(gem.AutoApprove, []string{"*"}) {
+		t.Errorf("gemini: %+v", gem)
+	}
+	if by["windsurf"].URL != "https://w/mcp" {
+		t.Errorf("windsurf: %+v", by["windsurf"])
+	}
+	want := []string{
+		path + `:15: mcp server "cursor": unknown key "envFile" ignored`,
+		path + `:15: mcp server "cursor": unknown key "icon" ignored`,
+	}
+	if !reflect.DeepEqual(by["cursor"].Warnings, want) {
+		t.Errorf("warnings %q\nwant %q", by["cursor"].Warnings, want)
+	}
+	// In agent.yaml an unknown key stays an error; the standard ones load.
+	_, _, err = load(t, map[string]string{"agent.yaml": "agent:\n  name: a\n  system_prompt_path: s.md\n  mcp_servers:\n    a: {command: x, startup_timeout: 3s, disabled: true, envFile: y}\n"}, "agent.yaml", LoadOptions{})
+	if err == nil || !strings.Contains(err.Error(), `unknown key "envFile" in mcp server "a"`) {
+		t.Errorf("agent.yaml: %v", err)
 	}
 }

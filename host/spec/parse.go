@@ -46,12 +46,15 @@ var (
 	topKeys      = []string{"version", "agent"}
 	agentKeys    = []string{"extend", "name", "system_prompt_path", "system_prompt_args", "tools", "allowed_tools", "exclude_tools", "subagents", "model", "mcp_servers"}
 	subagentKeys = []string{"path", "description"}
-	toolRefKeys  = []string{"plugin", "tools", "sha256", "config", "timeout", "env"}
+	toolRefKeys  = []string{"plugin", "tools", "sha256", "config", "timeout", "env", "allow_secrets"}
 )
 
 // parser reads the YAML nodes of one file.
 type parser struct {
 	f *file
+	// mcpConfig: parsing another host's MCP config file, where an
+	// unknown server key is a warning (MCPServer.Warnings), not an error.
+	mcpConfig bool
 }
 
 func (p *parser) errf(n *yaml.Node, format string, args ...any) *Error {

@@ -58,6 +58,8 @@ type ToolRef struct {
 	Timeout time.Duration
 	// Env lists the host environment variables the plugin may inherit, sorted, unique.
 	Env []string
+	// AllowSecrets lets Env name a provider key variable (SecretEnv).
+	AllowSecrets bool
 	// File and Line locate the reference (File absolute).
 	File string
 	Line int
@@ -175,10 +177,14 @@ func (p *parser) toolRefString(n *yaml.Node, what string) (ToolRef, error) {
 
 func (p *parser) toolRefMapping(n *yaml.Node, what string) (ToolRef, error) {
 	r := ToolRef{File: p.f.path, Line: n.Line}
-	var pluginNode, toolsNode *yaml.Node
+	var pluginNode, toolsNode, envNode *yaml.Node
 	where := what + " entry"
 	err := p.mapping(n, where, func(k, v *yaml.Node) error {
 		switch k.Value {
+		case "allow_secrets":
+			b, err := p.boolean(v, where+": allow_secrets")
+			r.AllowSecrets = b
+			return err
 		case "plugin":
 			s, err := p.str(v, where+": plugin")
 			r.Plugin, pluginNode = s, v
@@ -229,6 +235,7 @@ func (p *parser) toolRefMapping(n *yaml.Node, what string) (ToolRef, error) {
 			r.Timeout = d
 			return nil
 		case "env":
+			envNode = v
 			names, err := p.stringList(v, where+": env")
 			if err != nil {
 				return err
@@ -260,6 +267,14 @@ func (p *parser) toolRefMapping(n *yaml.Node, what string) (ToolRef, error) {
 	}
 	if err := p.setPlugin(&r, pluginNode, r.Plugin, where); err != nil {
 		return r, err
+	}
+	if !r.AllowSecrets {
+		for _, name := range r.Env {
+			if SecretEnv(name) {
+				return r, p.errf(envNode, "%s: plugin %s: env names the provider key variable %s, which never reaches a plugin "+
+					"unless this entry says allow_secrets: true", where, r.Name(), name)
+			}
+		}
 	}
 	if r.Tools != nil {
 		for _, t := range r.Tools {

@@ -113,7 +113,7 @@ func run(ctx context.Context, sh pluginsdk.Shell, dir, command string, timeout t
 	if err == nil {
 		untrack := pluginsdk.TrackProcessGroup(cmd.Process.Pid)
 		err = cmd.Wait()
-		untrack()
+		keepTracked(cmd.Process.Pid, untrack)
 	}
 	output := out.String()
 	var exitErr *exec.ExitError
@@ -147,6 +147,30 @@ func run(ctx context.Context, sh pluginsdk.Shell, dir, command string, timeout t
 		r = r.WithMessage(fmt.Sprintf("Only the first %d bytes of output were kept; %d more were discarded.", maxCapture, out.dropped))
 	}
 	return r
+}
+
+// groupPoll is how often the process group of a command that left
+// background jobs is checked for emptiness.
+const groupPoll = time.Second
+
+// keepTracked keeps a finished command's process group tracked while
+// anything in it still runs: a background job (`npm run dev &`) lives on
+// for the session, and is killed with the plugin when the session ends. An
+// empty group is untracked at once, so that its id, free to be reused, is
+// never killed.
+func keepTracked(pgid int, untrack func()) {
+	if groupEmpty(pgid) {
+		untrack()
+		return
+	}
+	go func() {
+		for range time.Tick(groupPoll) {
+			if groupEmpty(pgid) {
+				untrack()
+				return
+			}
+		}
+	}()
 }
 
 // shellCommand returns the shell's path and the flag that makes it run a

@@ -14,3 +14,6 @@ func killGroup(cmd *exec.Cmd) error {
 	}
 	return cmd.Process.Kill()
 }
+
+// groupEmpty: without process groups nothing is left to track.
+func groupEmpty(int) bool { return true }

@@ -26,3 +26,8 @@ func killGroup(cmd *exec.Cmd) error {
 	}
 	return err
 }
+
+// groupEmpty reports whether no process is left in process group pgid.
+func groupEmpty(pgid int) bool {
+	return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
+}

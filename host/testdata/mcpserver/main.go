@@ -8,10 +8,12 @@
 // (every content type), big (long text), spawn (starts a child process),
 // retool (adds and removes tools, so the server sends tools/list_changed),
 // pid (the server's process id), freeze (the server stops reading its
-// stdin, ignores SIGTERM and never answers again).
+// stdin, ignores SIGTERM and never answers again), bigimage (two images of
+// MB megabytes), tasky (requires task augmentation, with -tasks).
 //
 // -hang never answers; -exit exits at once with a message on stderr;
-// -extra-tools FILE adds the tools FILE names (see retool) at start.
+// -extra-tools FILE adds the tools FILE names (see retool) at start;
+// -slow-start D waits D before serving.
 package main
 
 import (
@@ -41,6 +43,8 @@ func main() {
 	hang := flag.Bool("hang", false, "never answer")
 	extra := flag.String("extra-tools", "", "a file naming, one a line, tools to add that answer their names (read at start)")
 	exit := flag.Bool("exit", false, "exit at once")
+	tasks := flag.Bool("tasks", false, "mark the tool tasky as requiring task augmentation (execution.taskSupport: required)")
+	slowStart := flag.Duration("slow-start", 0, "wait this long before serving")
 	flag.Parse()
 	switch {
 	case *exit:
@@ -51,6 +55,7 @@ func main() {
 		select {}
 	}
 
+	time.Sleep(*slowStart)
 	server := newServer()
 	if *extra != "" {
 		data, _ := os.ReadFile(*extra)
@@ -59,7 +64,11 @@ func main() {
 		}
 	}
 	if *httpAddr == "" {
-		transport := &mcp.IOTransport{Reader: freezable{os.Stdin}, Writer: nopCloser{os.Stdout}}
+		var out io.Writer = os.Stdout
+		if *tasks {
+			out = taskMarker{os.Stdout}
+		}
+		transport := &mcp.IOTransport{Reader: freezable{os.Stdin}, Writer: nopCloser{out}}
 		if err := server.Run(context.Background(), transport); err != nil {
 			log.Fatal(err)
 		}
@@ -96,6 +105,18 @@ func (f freezable) Read(p []byte) (int, error) {
 func (f freezable) Close() error { return f.r.Close() }
 
 type nopCloser struct{ io.Writer }
+
+// taskMarker adds `"execution":{"taskSupport":"required"}` to the tool tasky
+// in what the server writes (the go-sdk's Tool has no such field).
+type taskMarker struct{ w io.Writer }
+
+func (t taskMarker) Write(p []byte) (int, error) {
+	q := strings.ReplaceAll(string(p), `"name":"tasky"`, `"execution":{"taskSupport":"required"},"name":"tasky"`)
+	if _, err := io.WriteString(t.w, q); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
 
 func (nopCloser) Close() error { return nil }
 
@@ -135,6 +156,10 @@ type failIn struct {
 
 type envIn struct {
 	Names []string `json:"names"`
+}
+
+type mbIn struct {
+	MB int `json:"mb"`
 }
 
 type bigIn struct {
@@ -240,7 +265,20 @@ func newServer() *mcp.Server {
 				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://notes", MIMEType: "text/markdown", Text: "# Notes"}},
 				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://blob", MIMEType: "application/octet-stream", Blob: []byte{1, 2, 3}}},
 				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://pic", MIMEType: "image/png", Blob: png}},
+				&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "mem://log", MIMEType: "text/plain; charset=utf-8", Blob: []byte("line one\nline two")}},
 			}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "bigimage", Description: "Return two images of mb megabytes each."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in mbIn) (*mcp.CallToolResult, any, error) {
+			data := make([]byte, in.MB<<20)
+			return &mcp.CallToolResult{Content: []mcp.Content{
+				&mcp.ImageContent{Data: data, MIMEType: "image/png"},
+				&mcp.ImageContent{Data: data, MIMEType: "image/png"},
+			}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "tasky", Description: "A tool that requires task augmentation (with -tasks)."},
+		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+			return text("tasky ran"), nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "Return chars characters of text."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in bigIn) (*mcp.CallToolResult, any, error) {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -56,6 +57,70 @@ type linesParams struct {
 	Lines int `json:"lines" minimum:"0"`
 }
 
+type spawnParams struct {
+	Seconds int  `json:"seconds" minimum:"1"`
+	Hang    bool `json:"hang,omitempty"`
+}
+
+// spawn starts `sleep SECONDS` in a process group of its own, tracked with
+// the SDK, and returns its pid; with hang it then waits for cancellation.
+func spawn(ctx context.Context, p spawnParams) pluginsdk.Result {
+	cmd := exec.Command("sleep", strconv.Itoa(p.Seconds))
+	ownGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		return pluginsdk.Error(err.Error())
+	}
+	pluginsdk.TrackProcessGroup(cmd.Process.Pid)
+	go cmd.Wait()
+	if p.Hang {
+		<-ctx.Done()
+	}
+	return pluginsdk.Ok(strconv.Itoa(cmd.Process.Pid))
+}
+
+// peek reads /proc/PPID/environ, maps and mem (at the start of the first
+// readable mapping) and its own effective capabilities; each field is what
+// was read or the error.
+func peek(context.Context, empty) pluginsdk.Result {
+	host := "/proc/" + strconv.Itoa(os.Getppid())
+	out := map[string]string{}
+	read := func(name string) string {
+		b, err := os.ReadFile(host + "/" + name)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return string(b)
+	}
+	out["environ"] = read("environ")
+	maps := read("maps")
+	out["maps"] = maps
+	if f, err := os.Open(host + "/mem"); err != nil {
+		out["mem"] = "error: " + err.Error()
+	} else {
+		var start uint64
+		if !strings.HasPrefix(maps, "error") {
+			fmt.Sscanf(maps, "%x-", &start)
+		}
+		buf := make([]byte, 64)
+		n, err := f.ReadAt(buf, int64(start))
+		if err != nil {
+			out["mem"] = fmt.Sprintf("error: %v (after %d bytes)", err, n)
+		} else {
+			out["mem"] = fmt.Sprintf("read %d bytes", n)
+		}
+		f.Close()
+	}
+	status, _ := os.ReadFile("/proc/self/status")
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "CapEff:") || strings.HasPrefix(l, "CapBnd:") {
+			k, v, _ := strings.Cut(l, ":")
+			out[k] = strings.TrimSpace(v)
+		}
+	}
+	b, _ := json.Marshal(out)
+	return pluginsdk.Ok(string(b))
+}
+
 type sleepParams struct {
 	Ms int `json:"ms" minimum:"0"`
 }
@@ -84,6 +149,10 @@ func main() {
 				}
 			}, nil
 		}),
+		pluginsdk.NewTool[spawnParams]("Spawn", "Starts sleep SECONDS in a tracked process group of its own; returns its pid.",
+			func() (pluginsdk.HandlerFunc[spawnParams], error) { return spawn, nil }),
+		pluginsdk.NewTool[empty]("Peek", "Tries to read the host's (its parent's) environment and memory through /proc; reports what it got.",
+			func() (pluginsdk.HandlerFunc[empty], error) { return peek, nil }),
 		pluginsdk.NewTool[empty]("Crash", "Exits the plugin process mid-call.", func() (pluginsdk.HandlerFunc[empty], error) {
 			return func(context.Context, empty) pluginsdk.Result {
 				// A panic outside the handler (here, in another goroutine)
