@@ -103,3 +103,16 @@ func SandboxDenial(path, shown string, err error) string {
 func IsPermission(err error) bool {
 	return errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)
 }
+
+// SandboxNote explains permission errors in a command's output: when this
+// process is sandboxed and text reports a refused operation, it says that
+// the plugin's sandbox refuses writes outside its writable paths (and
+// connections to other ports); else "".
+func SandboxNote(text string) string {
+	sb := CurrentSandbox()
+	if sb == nil || !(strings.Contains(text, "Permission denied") || strings.Contains(text, "Operation not permitted")) {
+		return ""
+	}
+	return "A permission was denied: commands run in " + sb.Describe() +
+		", which refuses writes outside its writable paths and connections to ports it does not allow."
+}
