@@ -15,6 +15,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/plugin"
 	"github.com/kosong-host/kosong-host/host/sandbox"
 	"github.com/kosong-host/kosong-host/host/testbin"
 )
@@ -186,5 +187,25 @@ func TestSandboxWithoutWrapper(t *testing.T) {
 	_, err := agent.Load(context.Background(), writeAgent(t, fmt.Sprintf(`{plugin: %q, sandbox: {required: true}}`, probe)), opts)
 	if err == nil || !strings.Contains(err.Error(), "sandbox required") {
 		t.Fatalf("required sandbox without a wrapper: %v", err)
+	}
+}
+
+// The sha256 pin of a sandboxed plugin checks the plugin's binary, not the
+// wrapper it is launched through.
+func TestSandboxPinChecksThePlugin(t *testing.T) {
+	needLandlock(t, 1)
+	probe := build(t, "host/testdata/plugins/sandboxprobe")
+	sum, err := plugin.FileSHA256(probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := load(t, writeAgent(t, fmt.Sprintf(`{plugin: %q, sha256: %s, sandbox: {}}`, probe, sum)), sandboxOptions(t))
+	if r := call(t, a, "Sandbox", `{}`); r.OutputText() == "" {
+		t.Fatal("the pinned plugin runs unconfined")
+	}
+	wrong := strings.Repeat("0", 64)
+	_, err = agent.Load(context.Background(), writeAgent(t, fmt.Sprintf(`{plugin: %q, sha256: %s, sandbox: {}}`, probe, wrong)), sandboxOptions(t))
+	if err == nil || !strings.Contains(err.Error(), "sha256 mismatch for "+probe) {
+		t.Fatalf("wrong pin: %v", err)
 	}
 }
