@@ -89,7 +89,7 @@ func TestSandboxConfinesPluginAndItsChildren(t *testing.T) {
 			switch {
 			case tc.refused && !r.IsError():
 				t.Fatalf("%s %s succeeded in the sandbox", tc.tool, tc.target)
-			case tc.refused && !strings.Contains(strings.ToLower((r.Message + r.OutputText())), "permission denied"):
+			case tc.refused && !strings.Contains(strings.ToLower((r.Message+r.OutputText())), "permission denied"):
 				t.Fatalf("%s %s: want permission denied, got %q", tc.tool, tc.target, (r.Message + r.OutputText()))
 			case !tc.refused && r.IsError():
 				t.Fatalf("%s %s refused: %s", tc.tool, tc.target, (r.Message + r.OutputText()))
