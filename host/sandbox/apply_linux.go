@@ -35,6 +35,8 @@ func Exec(p Policy, argv []string, env []string) error {
 	cfg := landlock.Config{HandledAccessFS: handledFS}
 	rules := []landlock.Rule{
 		landlock.RODirs(p.Read...),
+		// The plugin's own binary, whatever read allows.
+		landlock.ROFiles(argv[0]),
 		landlock.RWDirs(p.Write...).WithRefer(),
 		landlock.RWFiles(devices...).WithIoctlDev().IgnoreIfMissing(),
 		landlock.RWDirs(deviceDirs...).WithIoctlDev().IgnoreIfMissing(),
