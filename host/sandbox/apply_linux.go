@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"syscall"
@@ -33,11 +34,14 @@ const handledFS = landlock.AccessFSSet((1 << 16) - 1)
 // env, EnvVar added; it returns only on failure.
 func Exec(p Policy, argv []string, env []string) error {
 	cfg := landlock.Config{HandledAccessFS: handledFS}
+	readDirs, readFiles := split(p.Read)
+	writeDirs, writeFiles := split(p.Write)
 	rules := []landlock.Rule{
-		landlock.RODirs(p.Read...),
+		landlock.RODirs(readDirs...),
 		// The plugin's own binary, whatever read allows.
-		landlock.ROFiles(argv[0]),
-		landlock.RWDirs(p.Write...).WithRefer(),
+		landlock.ROFiles(append(readFiles, argv[0])...),
+		landlock.RWDirs(writeDirs...).WithRefer(),
+		landlock.RWFiles(writeFiles...),
 		landlock.RWFiles(devices...).WithIoctlDev().IgnoreIfMissing(),
 		landlock.RWDirs(deviceDirs...).WithIoctlDev().IgnoreIfMissing(),
 	}
@@ -71,4 +75,17 @@ func Exec(p Policy, argv []string, env []string) error {
 		return fmt.Errorf("sandbox of plugin %s: exec %s: %v", p.Plugin, argv[0], err)
 	}
 	return nil
+}
+
+// split sorts paths into folders and other files (Landlock grants folder
+// rights on folders only).
+func split(paths []string) (dirs, files []string) {
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			files = append(files, p)
+		} else {
+			dirs = append(dirs, p)
+		}
+	}
+	return dirs, files
 }

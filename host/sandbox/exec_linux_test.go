@@ -40,7 +40,11 @@ func TestExecConfines(t *testing.T) {
 		t.Skip("this kernel has no Landlock")
 	}
 	in, out := t.TempDir(), t.TempDir()
-	p := Policy{Plugin: "probe", Read: []string{"/"}, Write: []string{in}}
+	file := filepath.Join(out, "allowed.txt")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := Policy{Plugin: "probe", Read: []string{"/"}, Write: []string{in, file}}
 	for _, tc := range []struct {
 		name, script string
 		ok           bool
@@ -49,6 +53,8 @@ func TestExecConfines(t *testing.T) {
 		{"write outside", "echo x > " + filepath.Join(out, "f"), false},
 		{"a grandchild writes outside", "sh -c 'echo x > " + filepath.Join(out, "g") + "'", false},
 		{"/dev/null", "echo x > /dev/null", true},
+		{"a writable file", "echo x > " + file, true},
+		{"beside a writable file", "echo x > " + filepath.Join(out, "f"), false},
 		{"the policy in the environment", `test -n "$` + EnvVar + `"`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
