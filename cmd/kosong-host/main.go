@@ -9,6 +9,7 @@ import (
 	"runtime"
 
 	"github.com/kosong-host/kosong-host/host/proc"
+	"github.com/kosong-host/kosong-host/host/sandbox"
 )
 
 func main() {
@@ -47,7 +48,21 @@ func launcher() []string {
 }
 
 func execChild(argv []string) int {
-	err := proc.ExecUnprivileged(argv, os.Environ())
+	var err error
+	if len(argv) >= 2 && argv[0] == sandbox.LauncherFlag {
+		// A sandboxed plugin: capabilities dropped, then the Landlock
+		// rules applied, then the plugin executed, in this one process.
+		p, perr := sandbox.Unmarshal(argv[1])
+		if perr != nil {
+			fmt.Fprintf(os.Stderr, "kosong-host %s: %v\n", execCmd, perr)
+			return 2
+		}
+		if err = proc.DropCaps(); err == nil {
+			err = sandbox.Exec(p, argv[2:], os.Environ())
+		}
+	} else {
+		err = proc.ExecUnprivileged(argv, os.Environ())
+	}
 	fmt.Fprintf(os.Stderr, "kosong-host %s: %v\n", execCmd, err)
 	return 126
 }

@@ -62,7 +62,7 @@ func newRootCmd() *cobra.Command {
 	pf.StringArrayVar(&g.mcpConfigs, "mcp-config-file", nil, `MCP config file ({"mcpServers": ...}), repeatable`)
 	pf.DurationVar(&g.mcpWait, "mcp-startup-timeout", mcpclient.DefaultStartTimeout,
 		"how long the first model request waits for MCP servers; a slower one keeps starting (within its startup_timeout) and its tools join when it is up")
-	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd(), newPluginsCmd(g), newMCPCmd(g), newModelsCmd(g), newPluginServeCmd())
+	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd(), newPluginsCmd(g), newMCPCmd(g), newModelsCmd(g), newPluginServeCmd(), newSandboxExecCmd())
 	addProjectCmds(root, g)
 	if runCmd := newRunCmd(g); runCmd != nil {
 		root.AddCommand(runCmd)
@@ -90,6 +90,7 @@ func (g *globals) loadOptions(decider approval.Decider, sessionID, stateDir stri
 		Launcher:         launcher(),
 		LockFile:         agent.LockFileFor(g.agentPath),
 		MCPStartupWait:   g.mcpWait,
+		SandboxExec:      sandboxExecutable(),
 	}, nil
 }
 

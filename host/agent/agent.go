@@ -92,6 +92,10 @@ type Options struct {
 	// MCPConfigFiles are MCP config files (--mcp-config-file) whose servers
 	// are loaded besides the spec's mcp_servers.
 	MCPConfigFiles []string
+	// SandboxExec is the binary that serves `sandbox-exec` (the host's own),
+	// through which sandboxed plugins are launched; "" = plugins cannot be
+	// confined (a required sandbox then fails the load).
+	SandboxExec string
 }
 
 // ToolStatus is the load outcome of one tool.
@@ -188,6 +192,10 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	confined, err := sandboxes(refs, opts)
+	if err != nil {
+		return nil, err
+	}
 	waitMCP, err := startMCP(ctx, s, opts) // in parallel with the plugins
 	if err != nil {
 		return nil, err
@@ -208,6 +216,7 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 				sp.Config.LockFile = pins.PathFor(s.Path)
 			}
 		}
+		sp.Config.Sandbox, sp.Config.SandboxExec = confined[ref.Name], opts.SandboxExec
 		specs = append(specs, sp)
 		builtin[ref.Name] = res.Builtin
 	}

@@ -29,6 +29,7 @@ import (
 	"google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/kosong-host/kosong-host/host/proc"
+	"github.com/kosong-host/kosong-host/host/sandbox"
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
@@ -74,6 +75,11 @@ type Config struct {
 	Launcher []string
 	// NoTLS turns mutual TLS off. Only benchmarks set it, to measure its cost.
 	NoTLS bool
+	// Sandbox, when set, confines the plugin: it is launched through
+	// SandboxExec (`sandbox-exec --rules JSON -- PATH ARGS...`), which
+	// applies the policy and then executes Path. SHA256 still pins Path.
+	Sandbox     *sandbox.Policy
+	SandboxExec string
 }
 
 // Process is a running plugin binary.
@@ -125,7 +131,10 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 		cfg.Getenv = os.Getenv
 	}
 
-	cmd := proc.Command(cfg.Launcher, cfg.Path, cfg.Args...)
+	cmd, err := cfg.command()
+	if err != nil {
+		return nil, fail(err, "%v", err)
+	}
 	cmd.Env = proc.Env(cfg.Getenv, cfg.Env...)
 	if lvl := cfg.Logger.GetLevel(); lvl != hclog.NoLevel && lvl != hclog.Off {
 		cmd.Env = append(cmd.Env, pluginrpc.LogLevelEnv+"="+lvl.String())

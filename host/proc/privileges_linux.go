@@ -39,6 +39,20 @@ func ExecUnprivileged(argv, env []string) error {
 	if len(argv) == 0 {
 		return errors.New("no program to run")
 	}
+	if err := DropCaps(); err != nil {
+		return err
+	}
+	path := argv[0]
+	if !strings.ContainsRune(path, '/') {
+		return fmt.Errorf("%s: want a path", path)
+	}
+	return unix.Exec(path, argv, env)
+}
+
+// DropCaps drops DroppedCaps from the calling thread, which it locks to
+// its goroutine: the thread that then executes a program passes on what is
+// left. As root, a CAP_SYS_PTRACE it cannot drop is an error.
+func DropCaps() error {
 	// Capabilities belong to a thread, and exec runs on the calling one.
 	runtime.LockOSThread()
 	var bset error
@@ -66,9 +80,5 @@ func ExecUnprivileged(argv, env []string) error {
 				"a root plugin could read the host's memory; run kosong-host with CAP_SETPCAP or not as root", bset)
 		}
 	}
-	path := argv[0]
-	if !strings.ContainsRune(path, '/') {
-		return fmt.Errorf("%s: want a path", path)
-	}
-	return unix.Exec(path, argv, env)
+	return nil
 }

@@ -12,3 +12,8 @@ func MarkUndumpable() error { return nil }
 func ExecUnprivileged(argv, env []string) error {
 	return errors.New("starting a child without capabilities is Linux-only")
 }
+
+// DropCaps is Linux-only.
+func DropCaps() error {
+	return errors.New("dropping capabilities is Linux-only")
+}

@@ -32,6 +32,7 @@ type file struct {
 	subagents        opt[map[string]Subagent]
 	model            opt[string]
 	mcpServers       opt[[]MCPServer]
+	sandbox          opt[*Sandbox]
 }
 
 // abs resolves p against the folder of the file.
@@ -44,9 +45,9 @@ func (f *file) abs(p string) string {
 
 var (
 	topKeys      = []string{"version", "agent"}
-	agentKeys    = []string{"extend", "name", "system_prompt_path", "system_prompt_args", "tools", "allowed_tools", "exclude_tools", "subagents", "model", "mcp_servers"}
+	agentKeys    = []string{"extend", "name", "system_prompt_path", "system_prompt_args", "tools", "allowed_tools", "exclude_tools", "subagents", "model", "mcp_servers", "sandbox"}
 	subagentKeys = []string{"path", "description"}
-	toolRefKeys  = []string{"plugin", "tools", "sha256", "config", "timeout", "env", "allow_secrets"}
+	toolRefKeys  = []string{"plugin", "tools", "sha256", "config", "timeout", "env", "allow_secrets", "sandbox"}
 )
 
 // parser reads the YAML nodes of one file.
@@ -142,6 +143,9 @@ func (p *parser) agent(n *yaml.Node) error {
 		case "mcp_servers":
 			f.mcpServers.v, err = p.mcpServers(v, "mcp_servers")
 			f.mcpServers.set, f.mcpServers.line = true, k.Line
+		case "sandbox":
+			f.sandbox.v, err = p.sandbox(v, "agent")
+			f.sandbox.set, f.sandbox.line = true, k.Line
 		default:
 			return p.unknownKey(k, "agent", agentKeys)
 		}

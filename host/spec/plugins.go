@@ -34,6 +34,9 @@ type PluginRef struct {
 	Timeout time.Duration
 	// Env lists the host environment variables the plugin may inherit (sorted, unique).
 	Env []string
+	// Sandbox confines the plugin: its references' (which must agree), else
+	// the agent's; nil = unconfined.
+	Sandbox *Sandbox
 	// Refs are the references merged into this plugin, in order.
 	Refs []ToolRef
 }
@@ -83,6 +86,9 @@ func (s *Spec) Plugins() ([]PluginRef, error) {
 		if err := out[i].merge(); err != nil {
 			return nil, err
 		}
+		if out[i].Sandbox == nil {
+			out[i].Sandbox = s.Sandbox
+		}
 	}
 	return out, nil
 }
@@ -95,11 +101,11 @@ func conflict(p *PluginRef, what string, a, b *ToolRef) error {
 // merge fills p from p.Refs.
 func (p *PluginRef) merge() error {
 	var (
-		shaRef, timeoutRef, envRef, configRef *ToolRef
-		toolConfigRef                         = map[string]*ToolRef{}
-		all                                   bool
-		named                                 []string
-		exclude                               []string // intersection over the all-tools refs
+		shaRef, timeoutRef, envRef, configRef, sandboxRef *ToolRef
+		toolConfigRef                                     = map[string]*ToolRef{}
+		all                                               bool
+		named                                             []string
+		exclude                                           []string // intersection over the all-tools refs
 	)
 	for i := range p.Refs {
 		r := &p.Refs[i]
@@ -120,6 +126,12 @@ func (p *PluginRef) merge() error {
 				return conflict(p, "env", envRef, r)
 			}
 			p.Env, envRef = slices.Clone(r.Env), r
+		}
+		if r.Sandbox != nil {
+			if sandboxRef != nil && !sandboxRef.Sandbox.Equal(r.Sandbox) {
+				return conflict(p, "sandbox", sandboxRef, r)
+			}
+			p.Sandbox, sandboxRef = r.Sandbox, r
 		}
 		if r.Tools == nil {
 			if !all {

@@ -60,6 +60,8 @@ type ToolRef struct {
 	Env []string
 	// AllowSecrets lets Env name a provider key variable (SecretEnv).
 	AllowSecrets bool
+	// Sandbox confines the plugin (`sandbox`, see Sandbox); nil = the agent's.
+	Sandbox *Sandbox
 	// File and Line locate the reference (File absolute).
 	File string
 	Line int
@@ -247,6 +249,10 @@ func (p *parser) toolRefMapping(n *yaml.Node, what string) (ToolRef, error) {
 			}
 			r.Env = sortedUnique(names)
 			return nil
+		case "sandbox":
+			sb, err := p.sandbox(v, where)
+			r.Sandbox = sb
+			return err
 		default:
 			if len(n.Content) == 2 && v.Kind == yaml.ScalarNode {
 				return p.errf(k, "unknown key %q in %s (known keys: %s; for one tool write \"%s:%s\" without a space)",

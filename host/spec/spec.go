@@ -83,6 +83,9 @@ type Spec struct {
 	// MCPServers are the MCP servers whose tools the agent also gets (`mcp_servers`), in
 	// file order. Never nil.
 	MCPServers []MCPServer
+	// Sandbox confines every plugin whose references set no sandbox of
+	// their own (`sandbox`); nil = none.
+	Sandbox *Sandbox
 }
 
 // Subagent is one entry of `subagents`.
@@ -286,6 +289,9 @@ func merge(base, child *file) *file {
 	if child.mcpServers.set {
 		m.mcpServers = child.mcpServers
 	}
+	if child.sandbox.set {
+		m.sandbox = child.sandbox
+	}
 	return &m
 }
 
@@ -317,6 +323,7 @@ func finish(path string, files []string, f *file) (*Spec, error) {
 		Subagents:        f.subagents.v,
 		Model:            f.model.v,
 		MCPServers:       f.mcpServers.v,
+		Sandbox:          f.sandbox.v,
 	}
 	if s.SystemPromptArgs == nil {
 		s.SystemPromptArgs = map[string]string{}

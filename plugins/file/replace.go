@@ -125,6 +125,9 @@ func (t *StrReplaceFile) Call(ctx context.Context, args json.RawMessage) plugins
 		return *r
 	}
 	if err := writeAtomic(target, []byte(content), fi.Mode().Perm()); err != nil {
+		if msg := pluginsdk.SandboxDenial(target, p.Path, err); msg != "" {
+			return pluginsdk.Error(msg).WithBrief("Outside the sandbox")
+		}
 		return pluginsdk.Error(fmt.Sprintf("Cannot write `%s`: %v", p.Path, err)).WithBrief("Write failed")
 	}
 	return pluginsdk.Ok("").

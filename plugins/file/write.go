@@ -90,6 +90,9 @@ func (t *WriteFile) Call(ctx context.Context, p WriteParams) pluginsdk.Result {
 	} else {
 		err = writeAtomic(target, []byte(p.Content), perm)
 	}
+	if msg := pluginsdk.SandboxDenial(target, p.Path, err); msg != "" {
+		return pluginsdk.Error(msg).WithBrief("Outside the sandbox")
+	}
 	if err != nil {
 		return pluginsdk.Error(fmt.Sprintf("Cannot write `%s`: %v", p.Path, err)).WithBrief("Write failed")
 	}

@@ -69,7 +69,8 @@ func NewShell(a pluginsdk.Approval, env pluginsdk.Environment) (*Shell, error) {
 }
 
 // Call asks the user to approve the command, then runs it.
-func (s *Shell) Call(ctx context.Context, p Params) pluginsdk.Result {
+func (s *Shell) Call(ctx context.Context, p Params) (r pluginsdk.Result) {
+	defer func() { r = withSandboxNote(r) }()
 	if strings.TrimSpace(p.Command) == "" {
 		return pluginsdk.Error("The command is empty.").WithBrief("Empty command")
 	}

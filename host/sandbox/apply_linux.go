@@ -1,0 +1,91 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+var abiOnce = sync.OnceValue(func() int {
+	v, err := ll.LandlockGetABIVersion()
+	if err != nil {
+		return 0
+	}
+	return v
+})
+
+// ABI is the kernel's Landlock ABI version, 0 when it has none.
+func ABI() int { return abiOnce() }
+
+// handledFS are the file system rights a policy governs: every right up to
+// ABI 5 (ioctl on devices). Newer rights (pathname unix sockets) are left
+// alone: go-plugin's broker talks over unix sockets.
+const handledFS = landlock.AccessFSSet((1 << 16) - 1)
+
+// Exec applies p to the calling process and executes argv[0] with argv and
+// env, EnvVar added; it returns only on failure.
+func Exec(p Policy, argv []string, env []string) error {
+	cfg := landlock.Config{HandledAccessFS: handledFS}
+	readDirs, readFiles := split(p.Read)
+	writeDirs, writeFiles := split(p.Write)
+	rules := []landlock.Rule{
+		landlock.RODirs(readDirs...),
+		// The plugin's own binary, whatever read allows.
+		landlock.ROFiles(append(readFiles, argv[0])...),
+		landlock.RWDirs(writeDirs...).WithRefer(),
+		landlock.RWFiles(writeFiles...),
+		landlock.RWFiles(devices...).WithIoctlDev().IgnoreIfMissing(),
+		landlock.RWDirs(deviceDirs...).WithIoctlDev().IgnoreIfMissing(),
+	}
+	if !p.Network.All {
+		cfg.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
+		for _, port := range p.Network.Ports {
+			rules = append(rules, landlock.ConnectTCP(port), landlock.BindTCP(port))
+		}
+	}
+	cfg = cfg.BestEffort().EnableLoggingForSubprocesses()
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return fmt.Errorf("sandbox of plugin %s: %v", p.Plugin, err)
+	}
+	if fd >= 0 {
+		// The rules bind this thread only; it is never unlocked, and it is
+		// the thread that executes the plugin.
+		runtime.LockOSThread()
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("sandbox of plugin %s: no_new_privs: %v", p.Plugin, err)
+		}
+		if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
+			return fmt.Errorf("sandbox of plugin %s: restrict: %v", p.Plugin, err)
+		}
+		_ = unix.Close(fd)
+		env = append(env, EnvVar+"="+p.Marshal())
+	} else if p.Required {
+		return fmt.Errorf("sandbox of plugin %s: this kernel has no Landlock", p.Plugin)
+	}
+	if err := syscall.Exec(argv[0], argv, env); err != nil {
+		return fmt.Errorf("sandbox of plugin %s: exec %s: %v", p.Plugin, argv[0], err)
+	}
+	return nil
+}
+
+// split sorts paths into folders and other files (Landlock grants folder
+// rights on folders only).
+func split(paths []string) (dirs, files []string) {
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			files = append(files, p)
+		} else {
+			dirs = append(dirs, p)
+		}
+	}
+	return dirs, files
+}

@@ -1,0 +1,169 @@
+// Package sandbox confines a plugin process with Linux Landlock: the host
+// turns an agent.yaml `sandbox:` block into a Policy, launches the plugin
+// through its own binary (`kosong-host sandbox-exec --rules JSON -- PLUGIN
+// ARGS...`), and the wrapper applies the policy to itself with Exec before
+// it executes the plugin. The rules then hold for the plugin and for every
+// process it starts; the plugin cannot lift them.
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/kosong-host/kosong-host/pluginsdk"
+)
+
+// ExecCommand is the hidden subcommand of the host binary that applies a
+// policy and executes the plugin.
+const ExecCommand = "sandbox-exec"
+
+// LauncherFlag, with the Policy as JSON after it, asks the host's launcher
+// (`kosong-host plugin-exec`, which drops capabilities before it executes a
+// plugin) to apply the Policy too, so that a sandboxed plugin costs one
+// wrapper, not two.
+const LauncherFlag = "--sandbox"
+
+// EnvVar is the variable the wrapper sets in a confined plugin's
+// environment: the Policy as JSON, so the plugin can name its sandbox in
+// its errors (pluginsdk.CurrentSandbox reads it).
+const EnvVar = pluginsdk.SandboxEnv
+
+// NetworkABI is the first Landlock ABI with TCP bind and connect rules.
+const NetworkABI = 4
+
+// Policy is what one plugin process may do.
+type Policy struct {
+	// Plugin names the plugin, for messages.
+	Plugin string `json:"plugin"`
+	// Read are the paths (and everything beneath them) the plugin may read
+	// and execute.
+	Read []string `json:"read"`
+	// Write are the paths the plugin may also create, change and remove
+	// files in.
+	Write []string `json:"write"`
+	// Network says which TCP ports the plugin may connect to and bind.
+	Network Network `json:"network"`
+	// Required refuses to run the plugin unconfined when the kernel cannot
+	// apply the policy.
+	Required bool `json:"required,omitempty"`
+}
+
+// Network is the TCP part of a policy: every port (All), or only Ports
+// (none when empty).
+type Network struct {
+	All   bool     `json:"all,omitempty"`
+	Ports []uint16 `json:"ports,omitempty"`
+}
+
+// String is "all", "none" or "ports 80, 443".
+func (n Network) String() string {
+	switch {
+	case n.All:
+		return "all"
+	case len(n.Ports) == 0:
+		return "none"
+	}
+	ps := make([]string, len(n.Ports))
+	for i, p := range n.Ports {
+		ps[i] = strconv.Itoa(int(p))
+	}
+	return "ports " + strings.Join(ps, ", ")
+}
+
+// Describe is "the sandbox of plugin NAME (writable: A, B; network: none)".
+func (p Policy) Describe() string {
+	return pluginsdk.Sandbox{Plugin: p.Plugin, Read: p.Read, Write: p.Write, Network: p.Network.String()}.Describe()
+}
+
+// Marshal is the policy as the wrapper's --rules argument.
+func (p Policy) Marshal() string {
+	b, _ := json.Marshal(p) // a struct of strings and numbers always marshals
+	return string(b)
+}
+
+// Unmarshal reads a --rules argument.
+func Unmarshal(s string) (Policy, error) {
+	var p Policy
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return p, fmt.Errorf("sandbox rules: %v", err)
+	}
+	if p.Plugin == "" {
+		return p, errors.New("sandbox rules: no plugin name")
+	}
+	for _, path := range slices.Concat(p.Read, p.Write) {
+		if !strings.HasPrefix(path, "/") {
+			return p, fmt.Errorf("sandbox rules: %q is not an absolute path", path)
+		}
+	}
+	return p, nil
+}
+
+// Command is the wrapper's command line: exe sandbox-exec --rules JSON --
+// path args...
+func Command(exe string, p Policy, path string, args []string) (string, []string) {
+	return exe, append([]string{ExecCommand, "--rules", p.Marshal(), "--", path}, args...)
+}
+
+// Decision is what the host does with a policy on this kernel.
+type Decision struct {
+	// Confine is true when the plugin is to be launched through the wrapper.
+	Confine bool
+	// Warning, when set, says what of the policy this kernel cannot apply
+	// (the plugin then runs with less confinement, or none).
+	Warning string
+}
+
+// Decide checks a policy against the kernel's Landlock ABI (0 = none): a
+// required policy the kernel cannot apply in full is an error; another
+// one runs with what the kernel can apply, and a warning.
+func Decide(p Policy, abi int) (Decision, error) {
+	var lack string
+	switch {
+	case abi <= 0:
+		lack = "this kernel has no Landlock"
+	case !p.Network.All && abi < NetworkABI:
+		lack = fmt.Sprintf("this kernel's Landlock (ABI %d) has no network rules (ABI %d+)", abi, NetworkABI)
+	}
+	if lack == "" {
+		return Decision{Confine: true}, nil
+	}
+	if p.Required {
+		return Decision{}, fmt.Errorf("sandbox required but %s: refusing to run it unconfined (set required: false to run it anyway)", lack)
+	}
+	if abi <= 0 {
+		return Decision{Warning: lack + ": plugins run unconfined"}, nil
+	}
+	return Decision{Confine: true, Warning: lack + ": plugins' network is unconfined"}, nil
+}
+
+var (
+	warnMu sync.Mutex
+	warned = map[string]bool{}
+)
+
+// WarnOnce reports whether msg is new to this process (to log it once,
+// however many plugins it concerns).
+func WarnOnce(msg string) bool {
+	warnMu.Lock()
+	defer warnMu.Unlock()
+	if warned[msg] {
+		return false
+	}
+	warned[msg] = true
+	return true
+}
+
+// devices are the device files every confined plugin may open for writing
+// (and use ioctls on): what shells and terminals need.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/random", "/dev/urandom"}
+
+// deviceDirs are device folders every confined plugin may write in: pseudo
+// terminals and POSIX shared memory.
+var deviceDirs = []string{"/dev/pts", "/dev/shm"}
