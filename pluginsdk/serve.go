@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
@@ -18,6 +19,11 @@ import (
 // Definition.Err) or when the binary was not started by kosong-host. Run by
 // hand with --describe, the binary prints its tools as JSON and Serve
 // returns nil.
+//
+// Given --listen ADDR --ca FILE --cert FILE --key FILE (or
+// KOSONG_PLUGIN_LISTEN, KOSONG_PLUGIN_CA, KOSONG_PLUGIN_CERT,
+// KOSONG_PLUGIN_KEY), the binary is a remote tool server instead: see
+// ServeNetwork.
 //
 //	func main() {
 //		if err := pluginsdk.Serve(tools...); err != nil {
@@ -37,6 +43,18 @@ func Serve(defs ...Definition) error {
 		}
 		_, err = os.Stdout.Write(append(b, '\n'))
 		return err
+	}
+	// Flags only when the arguments start with one: a built-in plugin's
+	// process is the host binary given a subcommand.
+	var args []string
+	if len(os.Args) > 1 && strings.HasPrefix(os.Args[1], "-") {
+		args = os.Args[1:]
+	}
+	if n, ok, err := NetworkFromArgs(args, os.Getenv); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		return ServeNetwork(n, defs...)
 	}
 	logger := pluginrpc.NewLogger()
 	defer killTrackedGroups()

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -16,11 +17,11 @@ import (
 func newPluginsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugins",
-		Short: "Pin and verify the plugin binaries an agent uses",
+		Short: "Pin and verify the plugin binaries an agent uses; serve a built-in plugin as a remote tool server",
 		Long: "The pins live in a lock file beside the agent file (agent.yaml -> agent.lock.yaml), so the agent\n" +
 			"file stays as written. A sha256 in agent.yaml takes precedence over the lock file's.",
 	}
-	cmd.AddCommand(newPluginsLockCmd(g), newPluginsVerifyCmd(g))
+	cmd.AddCommand(newPluginsLockCmd(g), newPluginsVerifyCmd(g), newPluginsServeCmd(), newPluginsCertsCmd())
 	return cmd
 }
 
@@ -41,6 +42,8 @@ func (g *globals) pluginBinaries() (*spec.Spec, []pluginBinary, error) {
 	if err != nil {
 		return nil, nil, exitCode(2, err)
 	}
+	// A remote tool server has no binary here: its certificate identifies it.
+	refs = slices.DeleteFunc(refs, func(r spec.PluginRef) bool { return r.Remote != nil })
 	out := make([]pluginBinary, len(refs))
 	for i, ref := range refs {
 		out[i].ref = ref

@@ -34,6 +34,8 @@ type PluginRef struct {
 	Timeout time.Duration
 	// Env lists the host environment variables the plugin may inherit (sorted, unique).
 	Env []string
+	// Remote is set for a remote tool server (Path and Lookup are then "").
+	Remote *RemoteRef
 	// Refs are the references merged into this plugin, in order.
 	Refs []ToolRef
 }
@@ -71,11 +73,14 @@ func (s *Spec) Plugins() ([]PluginRef, error) {
 		if r.Path != "" {
 			key = "path:" + r.Path
 		}
+		if r.Remote != nil {
+			key = "remote:" + r.Remote.Addr
+		}
 		i, ok := index[key]
 		if !ok {
 			i = len(out)
 			index[key] = i
-			out = append(out, PluginRef{Name: r.Name(), Path: r.Path, Lookup: r.Lookup})
+			out = append(out, PluginRef{Name: r.Name(), Path: r.Path, Lookup: r.Lookup, Remote: r.Remote})
 		}
 		out[i].Refs = append(out[i].Refs, r)
 	}
@@ -94,6 +99,11 @@ func conflict(p *PluginRef, what string, a, b *ToolRef) error {
 
 // merge fills p from p.Refs.
 func (p *PluginRef) merge() error {
+	if p.Remote != nil {
+		if err := p.mergeRemote(); err != nil {
+			return err
+		}
+	}
 	var (
 		shaRef, timeoutRef, envRef, configRef *ToolRef
 		toolConfigRef                         = map[string]*ToolRef{}

@@ -58,6 +58,8 @@ type ToolRef struct {
 	Timeout time.Duration
 	// Env lists the host environment variables the plugin may inherit, sorted, unique.
 	Env []string
+	// Remote is set for a remote tool server (then Plugin, Path and Lookup are "").
+	Remote *RemoteRef
 	// File and Line locate the reference (File absolute).
 	File string
 	Line int
@@ -65,6 +67,9 @@ type ToolRef struct {
 
 // Name is the plugin's display name: the bare name, or the base name of its path.
 func (r *ToolRef) Name() string {
+	if r.Remote != nil {
+		return r.Remote.Name
+	}
 	if r.Lookup != "" {
 		return r.Lookup
 	}
@@ -179,6 +184,8 @@ func (p *parser) toolRefMapping(n *yaml.Node, what string) (ToolRef, error) {
 	where := what + " entry"
 	err := p.mapping(n, where, func(k, v *yaml.Node) error {
 		switch k.Value {
+		case "remote", "name", "tls":
+			return p.remoteKey(&r, k, v, where)
 		case "plugin":
 			s, err := p.str(v, where+": plugin")
 			r.Plugin, pluginNode = s, v
@@ -251,8 +258,11 @@ func (p *parser) toolRefMapping(n *yaml.Node, what string) (ToolRef, error) {
 	if err != nil {
 		return r, err
 	}
+	if r.Remote != nil {
+		return p.finishRemote(&r, n, pluginNode, toolsNode, where)
+	}
 	if pluginNode == nil {
-		return r, p.errf(n, "%s: plugin is required", where)
+		return r, p.errf(n, "%s: plugin or remote is required", where)
 	}
 	r.Text = r.Plugin
 	if r.Tools != nil {
