@@ -1,0 +1,246 @@
+package plugin_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/devcerts"
+	"github.com/kosong-host/kosong-host/host/plugin"
+	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+// remoteTools is a remote tool server's Server for one host connection:
+// WorkDir answers the work dir of the host's Environment capability and of
+// its session, Block runs until its call is cancelled.
+type remoteTools struct {
+	blocked chan<- string
+	mu      sync.Mutex
+	env     pluginrpc.Environment
+	session pluginrpc.Session
+}
+
+func (s *remoteTools) Describe(context.Context) (pluginrpc.Description, error) {
+	return pluginrpc.Description{Tools: []pluginrpc.ToolSpec{
+		{Name: "WorkDir", ParametersSchema: json.RawMessage(`{"type":"object"}`), Capabilities: []string{pluginrpc.CapEnvironment}},
+		{Name: "Block", ParametersSchema: json.RawMessage(`{"type":"object"}`)},
+	}}, nil
+}
+
+func (s *remoteTools) Load(ctx context.Context, req pluginrpc.LoadRequest, dial pluginrpc.DialHost) ([]pluginrpc.ToolLoad, error) {
+	var env pluginrpc.Environment
+	if len(req.Capabilities) > 0 {
+		h, err := dial()
+		if err != nil {
+			return nil, err
+		}
+		defer h.Close()
+		if env, err = h.Environment(ctx); err != nil {
+			return nil, err
+		}
+	}
+	s.mu.Lock()
+	s.env, s.session = env, req.Session
+	s.mu.Unlock()
+	var loads []pluginrpc.ToolLoad
+	for _, name := range req.Tools {
+		loads = append(loads, pluginrpc.ToolLoad{Name: name, Status: pluginrpc.StatusLoaded})
+	}
+	return loads, nil
+}
+
+func (s *remoteTools) Call(ctx context.Context, req pluginrpc.CallRequest) (pluginrpc.Result, error) {
+	if req.ToolName == "Block" {
+		s.blocked <- req.ToolCallID
+		<-ctx.Done()
+		return pluginrpc.Result{}, ctx.Err()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return pluginrpc.Result{Output: []pluginrpc.Part{{Text: s.env.WorkDir + "|" + s.session.WorkDir}}}, nil
+}
+
+// remoteServer is a remote tool server listening on addr ("127.0.0.1:0"
+// for any port) with the certificates in dir.
+type remoteServer struct {
+	addr    string
+	blocked chan string
+	stop    func()
+}
+
+func serveRemote(t *testing.T, addr, dir string) *remoteServer {
+	t.Helper()
+	cfg, err := pluginrpc.NetworkTLS(filepath.Join(dir, devcerts.CAFile), filepath.Join(dir, devcerts.ServerFile),
+		filepath.Join(dir, devcerts.ServerKeyFile), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &remoteServer{addr: ln.Addr().String(), blocked: make(chan string, 10)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- pluginrpc.ServeNetwork(ctx, pluginrpc.NetworkConfig{Listener: ln, TLS: cfg,
+			NewServer: func() pluginrpc.Server { return &remoteTools{blocked: s.blocked} }})
+	}()
+	var once sync.Once
+	s.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("serve: %v", err)
+				}
+			case <-time.After(bound):
+				t.Error("the server did not stop")
+			}
+		})
+	}
+	t.Cleanup(s.stop)
+	return s
+}
+
+func mintCerts(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := devcerts.Mint(dir, devcerts.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// remoteSpec reaches the server at addr with the CA of caDir and the client
+// certificate of clientDir.
+func remoteSpec(t *testing.T, addr, caDir, clientDir string, tools ...string) plugin.Spec {
+	t.Helper()
+	cfg, err := pluginrpc.NetworkTLS(filepath.Join(caDir, devcerts.CAFile), filepath.Join(clientDir, devcerts.ClientFile),
+		filepath.Join(clientDir, devcerts.ClientKeyFile), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plugin.Spec{Config: plugin.Config{Name: "rt", Remote: &plugin.Remote{Addr: addr, TLS: cfg}, StartTimeout: bound},
+		Tools: tools}
+}
+
+func remoteOptions(ts *toolset.Toolset, workDir string) plugin.Options {
+	return plugin.Options{SessionID: "s-" + filepath.Base(workDir), WorkDir: workDir, Decider: approval.Yolo{},
+		Env: plugin.Environment(workDir, testEnv), Calls: ts, RestartBackoff: 10 * time.Millisecond}
+}
+
+func loadRemote(t *testing.T, sp plugin.Spec, workDir string) *toolset.Toolset {
+	t.Helper()
+	ts := toolset.New(nil)
+	l := plugin.Load(context.Background(), []plugin.Spec{sp}, remoteOptions(ts, workDir))
+	t.Cleanup(l.Close)
+	if len(l.Failures) > 0 {
+		t.Fatalf("load: %v", l.Failures)
+	}
+	for _, st := range l.Status {
+		if err := ts.Add(st.Tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ts
+}
+
+func TestRemoteHostsEachLoadTheirOwn(t *testing.T) {
+	certs := mintCerts(t)
+	srv := serveRemote(t, "127.0.0.1:0", certs)
+	dirs := []string{t.TempDir(), t.TempDir()}
+	sets := make([]*toolset.Toolset, len(dirs))
+	for i, d := range dirs {
+		sets[i] = loadRemote(t, remoteSpec(t, srv.addr, certs, certs, "WorkDir"), d)
+	}
+	var wg sync.WaitGroup
+	for i, ts := range sets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				r := call(t, ts, "WorkDir", "{}")
+				if want := dirs[i] + "|" + dirs[i]; r.OutputText() != want {
+					t.Errorf("host %d: %q (%s), want %q", i, r.OutputText(), r.Message, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestRemoteTLSRefused(t *testing.T) {
+	team, other := mintCerts(t), mintCerts(t)
+	tests := []struct {
+		name      string
+		serverDir string // the server's CA and certificate
+		caDir     string // the CA the host trusts
+		clientDir string // the host's certificate
+		want      string
+	}{
+		{"a server certificate from another CA", other, team, team, "the server's certificate is not signed by the CA in tls.ca"},
+		{"a client certificate the server does not trust", team, team, other, "the server refused this host's certificate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := serveRemote(t, "127.0.0.1:0", tt.serverDir)
+			ts := toolset.New(nil)
+			l := plugin.Load(context.Background(), []plugin.Spec{remoteSpec(t, srv.addr, tt.caDir, tt.clientDir)}, remoteOptions(ts, t.TempDir()))
+			defer l.Close()
+			if len(l.Failures) != 1 || !strings.Contains(l.Failures[0], tt.want) || !strings.Contains(l.Failures[0], srv.addr) {
+				t.Fatalf("failures %q, want one naming %s with %q", l.Failures, srv.addr, tt.want)
+			}
+			t.Log(l.Failures[0])
+			if strings.Contains(l.Failures[0], "\n") {
+				t.Errorf("not one line: %q", l.Failures[0])
+			}
+		})
+	}
+}
+
+func TestRemoteServerGoesAwayMidCallAndComesBack(t *testing.T) {
+	certs := mintCerts(t)
+	srv := serveRemote(t, "127.0.0.1:0", certs)
+	work := t.TempDir()
+	ts := loadRemote(t, remoteSpec(t, srv.addr, certs, certs), work)
+
+	pending := ts.Handle(context.Background(), providers.ToolCall{ID: "call_block", Name: "Block", Arguments: "{}"})
+	select {
+	case <-srv.blocked:
+	case <-time.After(bound):
+		t.Fatal("the call did not reach the server")
+	}
+	srv.stop()
+	r := result(t, pending, "the call on a lost connection")
+	want := fmt.Sprintf("remote plugin rt: the connection to %s was lost during the call; the next call reconnects", srv.addr)
+	if !r.IsError() || !strings.Contains(r.Message, want) {
+		t.Fatalf("result %v %q, want an error with %q", r.Kind, r.Message, want)
+	}
+
+	// While the server is away, a call says so; it does not hang.
+	away := call(t, ts, "WorkDir", "{}")
+	if !away.IsError() || !strings.Contains(away.Message, srv.addr) {
+		t.Fatalf("call while the server is away: %v %q", away.Kind, away.Message)
+	}
+
+	t.Log(r.Message)
+	t.Log(away.Message)
+	// Back on the same address: the next call reconnects and loads again.
+	serveRemote(t, srv.addr, certs)
+	back := call(t, ts, "WorkDir", "{}")
+	if back.IsError() || back.OutputText() != work+"|"+work {
+		t.Fatalf("after the server came back: %v %q %q", back.Kind, back.OutputText(), back.Message)
+	}
+}
