@@ -151,7 +151,12 @@ func serveConn(ctx context.Context, cfg NetworkConfig, grace time.Duration, raw 
 	err := conn.HandshakeContext(hctx)
 	cancel()
 	if err != nil {
-		logger.Warn("refused a connection", "error", err)
+		// A port probe (a load balancer's, Kubernetes') closes at once.
+		if errors.Is(err, io.EOF) {
+			logger.Debug("a connection closed before the TLS handshake")
+		} else {
+			logger.Warn("refused a connection", "error", err)
+		}
 		_ = raw.Close()
 		return
 	}
