@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +25,8 @@ import (
 // its session, Block runs until its call is cancelled.
 type remoteTools struct {
 	blocked chan<- string
+	ended   chan<- string
+	release <-chan struct{}
 	mu      sync.Mutex
 	env     pluginrpc.Environment
 	session pluginrpc.Session
@@ -33,6 +36,7 @@ func (s *remoteTools) Describe(context.Context) (pluginrpc.Description, error) {
 	return pluginrpc.Description{Tools: []pluginrpc.ToolSpec{
 		{Name: "WorkDir", ParametersSchema: json.RawMessage(`{"type":"object"}`), Capabilities: []string{pluginrpc.CapEnvironment}},
 		{Name: "Block", ParametersSchema: json.RawMessage(`{"type":"object"}`)},
+		{Name: "Stuck", ParametersSchema: json.RawMessage(`{"type":"object"}`)},
 	}}, nil
 }
 
@@ -59,9 +63,15 @@ func (s *remoteTools) Load(ctx context.Context, req pluginrpc.LoadRequest, dial 
 }
 
 func (s *remoteTools) Call(ctx context.Context, req pluginrpc.CallRequest) (pluginrpc.Result, error) {
+	if req.ToolName == "Stuck" { // ignores its cancelled call
+		s.blocked <- req.ToolCallID
+		<-s.release
+		return pluginrpc.Result{}, nil
+	}
 	if req.ToolName == "Block" {
 		s.blocked <- req.ToolCallID
 		<-ctx.Done()
+		s.ended <- req.ToolCallID
 		return pluginrpc.Result{}, ctx.Err()
 	}
 	s.mu.Lock()
@@ -74,6 +84,9 @@ func (s *remoteTools) Call(ctx context.Context, req pluginrpc.CallRequest) (plug
 type remoteServer struct {
 	addr    string
 	blocked chan string
+	ended   chan string
+	release chan struct{}
+	conns   atomic.Int32
 	stop    func()
 }
 
@@ -88,16 +101,20 @@ func serveRemote(t *testing.T, addr, dir string) *remoteServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &remoteServer{addr: ln.Addr().String(), blocked: make(chan string, 10)}
+	s := &remoteServer{addr: ln.Addr().String(), blocked: make(chan string, 10), ended: make(chan string, 10), release: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		done <- pluginrpc.ServeNetwork(ctx, pluginrpc.NetworkConfig{Listener: ln, TLS: cfg,
-			NewServer: func() pluginrpc.Server { return &remoteTools{blocked: s.blocked} }})
+			NewServer: func() pluginrpc.Server {
+				s.conns.Add(1)
+				return &remoteTools{blocked: s.blocked, ended: s.ended, release: s.release}
+			}})
 	}()
 	var once sync.Once
 	s.stop = func() {
 		once.Do(func() {
+			close(s.release)
 			cancel()
 			select {
 			case err := <-done:
@@ -140,7 +157,7 @@ func remoteOptions(ts *toolset.Toolset, workDir string) plugin.Options {
 		Env: plugin.Environment(workDir, testEnv), Calls: ts, RestartBackoff: 10 * time.Millisecond}
 }
 
-func loadRemote(t *testing.T, sp plugin.Spec, workDir string) *toolset.Toolset {
+func loadRemote(t *testing.T, sp plugin.Spec, workDir string) (*toolset.Toolset, *plugin.Loaded) {
 	t.Helper()
 	ts := toolset.New(nil)
 	l := plugin.Load(context.Background(), []plugin.Spec{sp}, remoteOptions(ts, workDir))
@@ -153,7 +170,7 @@ func loadRemote(t *testing.T, sp plugin.Spec, workDir string) *toolset.Toolset {
 			t.Fatal(err)
 		}
 	}
-	return ts
+	return ts, l
 }
 
 func TestRemoteHostsEachLoadTheirOwn(t *testing.T) {
@@ -162,7 +179,7 @@ func TestRemoteHostsEachLoadTheirOwn(t *testing.T) {
 	dirs := []string{t.TempDir(), t.TempDir()}
 	sets := make([]*toolset.Toolset, len(dirs))
 	for i, d := range dirs {
-		sets[i] = loadRemote(t, remoteSpec(t, srv.addr, certs, certs, "WorkDir"), d)
+		sets[i], _ = loadRemote(t, remoteSpec(t, srv.addr, certs, certs, "WorkDir"), d)
 	}
 	var wg sync.WaitGroup
 	for i, ts := range sets {
@@ -214,7 +231,7 @@ func TestRemoteServerGoesAwayMidCallAndComesBack(t *testing.T) {
 	certs := mintCerts(t)
 	srv := serveRemote(t, "127.0.0.1:0", certs)
 	work := t.TempDir()
-	ts := loadRemote(t, remoteSpec(t, srv.addr, certs, certs), work)
+	ts, _ := loadRemote(t, remoteSpec(t, srv.addr, certs, certs), work)
 
 	pending := ts.Handle(context.Background(), providers.ToolCall{ID: "call_block", Name: "Block", Arguments: "{}"})
 	select {
@@ -242,5 +259,72 @@ func TestRemoteServerGoesAwayMidCallAndComesBack(t *testing.T) {
 	back := call(t, ts, "WorkDir", "{}")
 	if back.IsError() || back.OutputText() != work+"|"+work {
 		t.Fatalf("after the server came back: %v %q %q", back.Kind, back.OutputText(), back.Message)
+	}
+}
+
+func TestRemoteCallTimeoutAndCancel(t *testing.T) {
+	certs := mintCerts(t)
+	srv := serveRemote(t, "127.0.0.1:0", certs)
+	sp := remoteSpec(t, srv.addr, certs, certs)
+	sp.Timeout = 300 * time.Millisecond
+	ts, l := loadRemote(t, sp, t.TempDir())
+	first := l.Plugins[0].Current()
+	wait := func(ch chan string, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(bound):
+			t.Fatalf("%s: not seen by the server", what)
+		}
+	}
+
+	if r := call(t, ts, "Block", "{}"); r.Message != "Tool Block timed out after 300ms" {
+		t.Fatalf("timed-out call: %v %q", r.Kind, r.Message)
+	}
+	wait(srv.blocked, "the timed-out call")
+	wait(srv.ended, "the timeout")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	pending := ts.Handle(ctx, providers.ToolCall{ID: "call_cancel", Name: "Block", Arguments: "{}"})
+	wait(srv.blocked, "the call to cancel")
+	cancel()
+	wait(srv.ended, "the cancel")
+	if r := result(t, pending, "the cancelled call"); !r.IsError() {
+		t.Fatalf("cancelled call: %+v", r)
+	}
+	// The server answered the liveness checks: the connection is kept.
+	if r := call(t, ts, "WorkDir", "{}"); r.IsError() {
+		t.Fatalf("after the cancel: %q", r.Message)
+	}
+	if cur := l.Plugins[0].Current(); cur != first || srv.conns.Load() != 1 {
+		t.Fatalf("reconnected after a cancel (%d connections)", srv.conns.Load())
+	}
+}
+
+// A tool still running past the grace period after its call ended takes
+// down its host's connection, not the server: the host reconnects.
+func TestRemoteOverrunClosesTheConnection(t *testing.T) {
+	t.Setenv(pluginrpc.CancelGraceEnv, "100ms")
+	certs := mintCerts(t)
+	srv := serveRemote(t, "127.0.0.1:0", certs)
+	sp := remoteSpec(t, srv.addr, certs, certs)
+	sp.Timeout = 200 * time.Millisecond
+	work := t.TempDir()
+	ts, l := loadRemote(t, sp, work)
+	first := l.Plugins[0].Current()
+	if r := call(t, ts, "Stuck", "{}"); r.Message != "Tool Stuck timed out after 200ms" {
+		t.Fatalf("stuck call: %v %q", r.Kind, r.Message)
+	}
+	<-srv.blocked
+	select {
+	case <-first.Done():
+	case <-time.After(bound):
+		t.Fatal("the server kept the connection of a tool that overran its grace period")
+	}
+	if r := call(t, ts, "WorkDir", "{}"); r.IsError() || r.OutputText() != work+"|"+work {
+		t.Fatalf("after the overrun: %v %q %q", r.Kind, r.OutputText(), r.Message)
+	}
+	if n := srv.conns.Load(); n != 2 {
+		t.Fatalf("%d connections, want 2 (the host reconnected once)", n)
 	}
 }
