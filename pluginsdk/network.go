@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
@@ -48,6 +49,19 @@ func NetworkFromArgs(args []string, getenv func(string) string) (n Network, ok b
 		return n, false, fmt.Errorf("plugin arguments: unexpected %q (want --listen ADDR --ca FILE --cert FILE --key FILE)", fs.Arg(0))
 	}
 	return n, n.Listen != "", nil
+}
+
+// networkArgs are the arguments Serve reads network settings from: all of
+// them when one is --listen, else none (a built-in plugin's process is the
+// host binary given a subcommand; a test binary has flags of its own).
+func networkArgs(args []string) []string {
+	for _, a := range args {
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && name == "listen" {
+			return args
+		}
+	}
+	return nil
 }
 
 // ServeNetwork serves the given tools over TCP with mutual TLS to every host

@@ -43,6 +43,23 @@ func TestNetworkFromArgs(t *testing.T) {
 	}
 }
 
+func TestNetworkArgs(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, false},
+		{[]string{"plugin-serve", "echo"}, false},
+		{[]string{"-test.paniconexit0", "-test.run", "X"}, false},
+		{[]string{"--listen", ":1", "--ca", "c"}, true},
+		{[]string{"--ca", "c", "-listen=:1"}, true},
+	} {
+		if got := networkArgs(tt.args) != nil; got != tt.want {
+			t.Errorf("%q: %v", tt.args, got)
+		}
+	}
+}
+
 func TestServeNetworkRefusesBadCertificates(t *testing.T) {
 	dir := t.TempDir()
 	junk := filepath.Join(dir, "junk.pem")

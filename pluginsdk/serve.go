@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
@@ -44,13 +43,7 @@ func Serve(defs ...Definition) error {
 		_, err = os.Stdout.Write(append(b, '\n'))
 		return err
 	}
-	// Flags only when the arguments start with one: a built-in plugin's
-	// process is the host binary given a subcommand.
-	var args []string
-	if len(os.Args) > 1 && strings.HasPrefix(os.Args[1], "-") {
-		args = os.Args[1:]
-	}
-	if n, ok, err := NetworkFromArgs(args, os.Getenv); err != nil || ok {
+	if n, ok, err := NetworkFromArgs(networkArgs(os.Args[1:]), os.Getenv); err != nil || ok {
 		if err != nil {
 			return err
 		}
