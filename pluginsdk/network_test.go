@@ -72,7 +72,7 @@ func TestServeNetworkRefusesBadCertificates(t *testing.T) {
 		n    Network
 		want string
 	}{
-		{"no certificates", Network{Listen: "127.0.0.1:0"}, "TLS: [ca cert key] not given"},
+		{"no certificates", Network{Listen: "127.0.0.1:0"}, "TLS: ca, cert, key not given"},
 		{"missing CA", Network{Listen: "127.0.0.1:0", CA: filepath.Join(dir, "none.pem"), Cert: junk, Key: junk}, "TLS: CA: open"},
 		{"CA not PEM", Network{Listen: "127.0.0.1:0", CA: junk, Cert: junk, Key: junk}, "holds no PEM certificate"},
 	}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,13 +61,13 @@ const handshakeTimeout = 10 * time.Second
 // host part of the address).
 func NetworkTLS(caFile, certFile, keyFile, serverName string) (*tls.Config, error) {
 	var missing []string
-	for name, v := range map[string]string{"ca": caFile, "cert": certFile, "key": keyFile} {
-		if v == "" {
-			missing = append(missing, name)
+	for _, f := range [][2]string{{"ca", caFile}, {"cert", certFile}, {"key", keyFile}} {
+		if f[1] == "" {
+			missing = append(missing, f[0])
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("TLS: %v not given (mutual TLS needs a CA, a certificate and a key)", missing)
+		return nil, fmt.Errorf("TLS: %s not given (mutual TLS needs a CA, a certificate and a key)", strings.Join(missing, ", "))
 	}
 	caPEM, err := os.ReadFile(caFile)
 	if err != nil {
