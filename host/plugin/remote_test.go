@@ -2,6 +2,7 @@ package plugin_test
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -326,5 +327,110 @@ func TestRemoteOverrunClosesTheConnection(t *testing.T) {
 	}
 	if n := srv.conns.Load(); n != 2 {
 		t.Fatalf("%d connections, want 2 (the host reconnected once)", n)
+	}
+}
+
+// TestRemoteNotAToolServer: what answers at a remote address is not a
+// kosong tool server speaking mutual TLS.
+func TestRemoteNotAToolServer(t *testing.T) {
+	certs := mintCerts(t)
+	serverTLS, err := pluginrpc.NetworkTLS(filepath.Join(certs, devcerts.CAFile), filepath.Join(certs, devcerts.ServerFile),
+		filepath.Join(certs, devcerts.ServerKeyFile), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2TLS := serverTLS.Clone()
+	h2TLS.NextProtos = []string{"h2"}
+	noALPN := serverTLS.Clone()
+	noALPN.NextProtos = nil
+	tlsServer := func(cfg *tls.Config) func(net.Conn) {
+		return func(c net.Conn) {
+			tc := tls.Server(c, cfg)
+			_ = tc.Handshake()
+			_, _ = tc.Read(make([]byte, 1))
+		}
+	}
+	tests := []struct {
+		name  string
+		serve func(net.Conn) // nil: nothing listens
+		want  string
+	}{
+		{"a TLS server of another protocol", tlsServer(h2TLS), "is not a kosong tool server (it does not speak kosong-plugin-v1)"},
+		{"a TLS server without ALPN", tlsServer(noALPN), "is not a kosong tool server (it does not speak kosong-plugin-v1)"},
+		{"a plaintext server", func(c net.Conn) {
+			_, _ = c.Write([]byte("HTTP/1.1 400 Bad Request\r\n\r\n"))
+		}, "TLS handshake: tls: first record does not look like a TLS handshake"},
+		{"nothing listening", nil, "connect: connection refused"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := ln.Addr().String()
+			if tt.serve == nil {
+				ln.Close()
+			} else {
+				defer ln.Close()
+				go func() {
+					for {
+						c, err := ln.Accept()
+						if err != nil {
+							return
+						}
+						go func() { defer c.Close(); tt.serve(c) }()
+					}
+				}()
+			}
+			ts := toolset.New(nil)
+			l := plugin.Load(context.Background(), []plugin.Spec{remoteSpec(t, addr, certs, certs)}, remoteOptions(ts, t.TempDir()))
+			defer l.Close()
+			if len(l.Failures) != 1 || !strings.Contains(l.Failures[0], "remote tool server "+addr+": ") ||
+				!strings.Contains(l.Failures[0], tt.want) {
+				t.Fatalf("failures %q, want one with %q", l.Failures, tt.want)
+			}
+		})
+	}
+}
+
+// TestRemoteServerRefusesClientsWithoutTheTeamCA: a plaintext client and a
+// TLS client without a certificate are refused; the server goes on serving.
+func TestRemoteServerRefusesClientsWithoutTheTeamCA(t *testing.T) {
+	certs := mintCerts(t)
+	srv := serveRemote(t, "127.0.0.1:0", certs)
+	plain, err := net.Dial("tcp", srv.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if _, err := plain.Write([]byte("GET / HTTP/1.1\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	// The server answers plaintext with a TLS alert record (type 21) at most.
+	if b := make([]byte, 64); func() bool { n, _ := plain.Read(b); return n > 0 && b[0] != 21 }() {
+		t.Fatalf("a plaintext client got data: %q", b)
+	}
+	cfg, err := pluginrpc.NetworkTLS(filepath.Join(certs, devcerts.CAFile), filepath.Join(certs, devcerts.ClientFile),
+		filepath.Join(certs, devcerts.ClientKeyFile), "127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Certificates = nil
+	anon, err := tls.Dial("tcp", srv.addr, cfg)
+	if err == nil {
+		_, err = anon.Read(make([]byte, 1))
+		anon.Close()
+	}
+	if err == nil || !strings.Contains(err.Error(), "certificate required") {
+		t.Fatalf("a client without a certificate: %v", err)
+	}
+	work := t.TempDir()
+	ts, _ := loadRemote(t, remoteSpec(t, srv.addr, certs, certs, "WorkDir"), work)
+	if r := call(t, ts, "WorkDir", "{}"); r.IsError() || r.OutputText() != work+"|"+work {
+		t.Fatalf("a host with the team's certificate: %v %q", r.Kind, r.Message)
+	}
+	if n := srv.conns.Load(); n != 1 {
+		t.Fatalf("%d connections served, want only the good host's", n)
 	}
 }

@@ -277,6 +277,9 @@ func DialNetwork(ctx context.Context, addr string, cfg *tls.Config, logger hclog
 		if errors.As(err, &uerr) {
 			return nil, fmt.Errorf("the server's certificate is not signed by the CA in tls.ca: %w", err)
 		}
+		if strings.Contains(err.Error(), "no application protocol") {
+			return nil, fmt.Errorf("the server at %s is not a kosong tool server (it does not speak %s): %w", addr, NetworkALPN, err)
+		}
 		return nil, fmt.Errorf("TLS handshake: %w", err)
 	}
 	if conn.ConnectionState().NegotiatedProtocol != NetworkALPN {
