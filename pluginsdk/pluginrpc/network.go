@@ -95,11 +95,22 @@ func NetworkTLS(caFile, certFile, keyFile, serverName string) (*tls.Config, erro
 func yamuxConfig(logger hclog.Logger) *yamux.Config {
 	c := yamux.DefaultConfig()
 	c.LogOutput = nil
-	c.Logger = logger.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})
+	// yamux reports every lost connection as an error; the host and the
+	// server say what it means themselves.
+	c.Logger = debugLogger{logger.Named("yamux")}
 	c.KeepAliveInterval = 15 * time.Second
 	c.ConnectionWriteTimeout = 10 * time.Second
 	return c
 }
+
+// debugLogger logs yamux's lines at debug level.
+type debugLogger struct{ l hclog.Logger }
+
+func (d debugLogger) Print(v ...any) { d.l.Debug(strings.TrimSpace(fmt.Sprint(v...))) }
+func (d debugLogger) Printf(format string, v ...any) {
+	d.l.Debug(strings.TrimSpace(fmt.Sprintf(format, v...)))
+}
+func (d debugLogger) Println(v ...any) { d.l.Debug(strings.TrimSpace(fmt.Sprintln(v...))) }
 
 // NetworkConfig configures ServeNetwork.
 type NetworkConfig struct {
@@ -300,8 +311,8 @@ func DialNetwork(ctx context.Context, addr string, cfg *tls.Config, logger hclog
 	return &NetworkConn{Remote: &Remote{Plugin: pluginv1.NewPluginClient(gc)}, Conn: gc, raw: rec, sess: sess}, nil
 }
 
-// ServeHost serves h on the connection as the capability server: the
-// plugin reaches it on streams it opens. The broker id in the Load request
+// ServeHost serves the host's capability server, whose services register
+// registers, on the connection: the plugin reaches it on streams it opens. The broker id in the Load request
 // is unused on a network connection.
 func (c *NetworkConn) ServeHost(register func(*grpc.Server)) {
 	s := grpc.NewServer(grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
