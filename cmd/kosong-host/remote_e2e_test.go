@@ -4,6 +4,7 @@ package main_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,6 +103,26 @@ func TestRemoteBuiltinThroughAgentYAML(t *testing.T) {
 		if r.code != 0 || r.stdout != want+"\n"+want+"\n" {
 			t.Errorf("host %d: exit %d stdout %q stderr %q, want %s twice", i, r.code, r.stdout, r.stderr, want)
 		}
+	}
+
+	// The agent loop calls the remote tool as it calls a local one.
+	script := filepath.Join(work[1], "script.yaml")
+	if err := os.WriteFile(script, []byte("turns:\n  - tool_calls: [{id: s1, name: Shell, arguments: {command: \"echo remote; pwd -P\"}}]\n"+
+		"  - text: done\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := runHost(t, work[1], "", "--agent", agentPath, "run", "--provider", "scripted", "--script", script,
+		"--yolo", "--output-format", "stream-json", "-p", "Where are you?")
+	wantOut, _ := filepath.EvalSymlinks(work[1])
+	found := false
+	for _, line := range strings.Split(strings.TrimSpace(run.stdout), "\n") {
+		var ev struct{ Type, ID, Status, Output string }
+		if err := json.Unmarshal([]byte(line), &ev); err == nil && ev.Type == "tool_result" && ev.ID == "s1" {
+			found = ev.Status == "ok" && ev.Output == "remote\n"+wantOut+"\n"
+		}
+	}
+	if run.code != 0 || !found {
+		t.Fatalf("run: exit %d, no tool result with the work dir\n%s\n%s", run.code, run.stdout, run.stderr)
 	}
 
 	// Without --yolo nobody approves: the refusal comes back across the connection.
