@@ -19,6 +19,11 @@ import (
 // hand with --describe, the binary prints its tools as JSON and Serve
 // returns nil.
 //
+// Given --listen ADDR --ca FILE --cert FILE --key FILE (or
+// KOSONG_PLUGIN_LISTEN, KOSONG_PLUGIN_CA, KOSONG_PLUGIN_CERT,
+// KOSONG_PLUGIN_KEY), the binary is a remote tool server instead: see
+// ServeNetwork.
+//
 //	func main() {
 //		if err := pluginsdk.Serve(tools...); err != nil {
 //			fmt.Fprintln(os.Stderr, err)
@@ -37,6 +42,12 @@ func Serve(defs ...Definition) error {
 		}
 		_, err = os.Stdout.Write(append(b, '\n'))
 		return err
+	}
+	if n, ok, err := NetworkFromArgs(networkArgs(os.Args[1:]), os.Getenv); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		return ServeNetwork(n, defs...)
 	}
 	logger := pluginrpc.NewLogger()
 	defer killTrackedGroups()

@@ -17,13 +17,13 @@ import (
 func newPluginsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plugins",
-		Short: "Pin and verify the plugin binaries an agent uses",
+		Short: "Pin and verify the plugin binaries an agent uses; serve a built-in plugin as a remote tool server",
 		Long: "The pins live in a lock file beside the agent file (agent.yaml -> agent.lock.yaml), so the agent\n" +
 			"file stays as written. It pins the plugins of every agent file a run loads: the agent's own (its\n" +
 			"extend chain included) and its subagents', recursively. A sha256 in an agent file takes precedence\n" +
 			"over the lock file's. Paths in the lock file are relative to it.",
 	}
-	cmd.AddCommand(newPluginsLockCmd(g), newPluginsVerifyCmd(g))
+	cmd.AddCommand(newPluginsLockCmd(g), newPluginsVerifyCmd(g), newPluginsServeCmd(), newPluginsCertsCmd())
 	return cmd
 }
 

@@ -204,6 +204,15 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 	var specs []plugin.Spec
 	builtin := map[string]bool{}
 	for _, ref := range refs {
+		if ref.Remote != nil {
+			sp, err := remoteSpec(ref, opts)
+			if err != nil {
+				failures = append(failures, err.Error())
+				continue
+			}
+			specs = append(specs, sp)
+			continue
+		}
 		res, err := Resolve(ref, opts.PluginDirs, opts.Builtins)
 		if err != nil {
 			failures = append(failures, err.Error())

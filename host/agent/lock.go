@@ -70,6 +70,9 @@ func RunPlugins(s *spec.Spec, defaultAgentPath string, dirs []string, builtins m
 			return nil, err
 		}
 		for _, ref := range refs {
+			if ref.Remote != nil {
+				continue // a remote tool server has no binary here: its certificate identifies it
+			}
 			res, rerr := Resolve(ref, dirs, builtins)
 			if i, ok := index[ref.Name]; ok {
 				if prev := out[i]; rerr == nil && prev.Err == nil && prev.Resolved.Path != res.Path {

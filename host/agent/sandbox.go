@@ -26,8 +26,8 @@ var sandboxDefaultWrite = []string{"$WORK_DIR", "$STATE_DIR", "$TMPDIR"}
 func sandboxes(refs []spec.PluginRef, opts Options) (map[string]*sandbox.Policy, error) {
 	out := map[string]*sandbox.Policy{}
 	for _, ref := range refs {
-		if ref.Sandbox == nil {
-			continue
+		if ref.Sandbox == nil || ref.Remote != nil {
+			continue // a remote tool server is confined where it runs
 		}
 		p, err := policy(ref, opts)
 		if err != nil {

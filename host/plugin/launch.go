@@ -80,6 +80,9 @@ type Config struct {
 	// applies the policy and then executes Path. SHA256 still pins Path.
 	Sandbox     *sandbox.Policy
 	SandboxExec string
+	// Remote, when set, is a remote tool server to connect to instead of a
+	// binary to launch (Path, Args, SHA256 and Env are then unused).
+	Remote *Remote
 }
 
 // Process is a running plugin binary.
@@ -91,7 +94,7 @@ type Process struct {
 	// Tools is what the binary's Describe answered.
 	Tools []*pluginv1.ToolSpec
 
-	client *goplugin.Client
+	client processClient
 	cmd    *exec.Cmd
 	conn   *grpc.ClientConn
 	done   <-chan struct{}
@@ -115,6 +118,9 @@ func (e *Error) Unwrap() error { return e.Err }
 // Launch starts the binary, completes the handshake and asks it to Describe
 // its tools.
 func Launch(ctx context.Context, cfg Config) (*Process, error) {
+	if cfg.Remote != nil {
+		return dialRemote(ctx, cfg)
+	}
 	fail := func(err error, format string, args ...any) error {
 		return &Error{Plugin: cfg.Name, Path: cfg.Path, Reason: fmt.Sprintf(format, args...), Err: err}
 	}

@@ -330,7 +330,7 @@ func (p *Plugin) load(ctx context.Context, cur *Process) (*pluginv1.LoadResponse
 	// A brokered server nobody dials would wait for nothing: serve only to
 	// plugins whose tools ask for capabilities.
 	if p.needCaps {
-		req.CapabilityBrokerId, req.Capabilities = p.host.Serve(cur.Remote.Broker), capability.Offered
+		req.CapabilityBrokerId, req.Capabilities = cur.serveHost(p.host), capability.Offered
 	}
 	lctx, cancel := context.WithTimeout(ctx, loadTimeout)
 	defer cancel()

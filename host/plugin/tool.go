@@ -59,6 +59,9 @@ func callError(ctx context.Context, p *Process, err error) error {
 	case status.Code(err) == codes.ResourceExhausted:
 		return fmt.Errorf("plugin %s: the message exceeds the size limit: %s", p.Name, status.Convert(err).Message())
 	case p.Exited() || status.Code(err) == codes.Unavailable:
+		if err := remoteLost(p); err != nil {
+			return err
+		}
 		// Once go-plugin reports the exit, the plugin's stderr has been read
 		// to the end: wait a little for it, to quote the last lines.
 		t := time.NewTimer(exitWait)

@@ -37,6 +37,8 @@ type PluginRef struct {
 	// Sandbox confines the plugin: its references' (which must agree), else
 	// the agent's; nil = unconfined.
 	Sandbox *Sandbox
+	// Remote is set for a remote tool server (Path and Lookup are then "").
+	Remote *RemoteRef
 	// Refs are the references merged into this plugin, in order.
 	Refs []ToolRef
 }
@@ -74,11 +76,14 @@ func (s *Spec) Plugins() ([]PluginRef, error) {
 		if r.Path != "" {
 			key = "path:" + r.Path
 		}
+		if r.Remote != nil {
+			key = "remote:" + r.Remote.Addr
+		}
 		i, ok := index[key]
 		if !ok {
 			i = len(out)
 			index[key] = i
-			out = append(out, PluginRef{Name: r.Name(), Path: r.Path, Lookup: r.Lookup})
+			out = append(out, PluginRef{Name: r.Name(), Path: r.Path, Lookup: r.Lookup, Remote: r.Remote})
 		}
 		out[i].Refs = append(out[i].Refs, r)
 	}
@@ -100,6 +105,11 @@ func conflict(p *PluginRef, what string, a, b *ToolRef) error {
 
 // merge fills p from p.Refs.
 func (p *PluginRef) merge() error {
+	if p.Remote != nil {
+		if err := p.mergeRemote(); err != nil {
+			return err
+		}
+	}
 	var (
 		shaRef, timeoutRef, envRef, configRef, sandboxRef *ToolRef
 		toolConfigRef                                     = map[string]*ToolRef{}

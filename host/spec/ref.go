@@ -62,6 +62,8 @@ type ToolRef struct {
 	AllowSecrets bool
 	// Sandbox confines the plugin (`sandbox`, see Sandbox); nil = the agent's.
 	Sandbox *Sandbox
+	// Remote is set for a remote tool server (then Plugin, Path and Lookup are "").
+	Remote *RemoteRef
 	// File and Line locate the reference (File absolute).
 	File string
 	Line int
@@ -69,6 +71,9 @@ type ToolRef struct {
 
 // Name is the plugin's display name: the bare name, or the base name of its path.
 func (r *ToolRef) Name() string {
+	if r.Remote != nil {
+		return r.Remote.Name
+	}
 	if r.Lookup != "" {
 		return r.Lookup
 	}
@@ -187,6 +192,8 @@ func (p *parser) toolRefMapping(n *yaml.Node, what string) (ToolRef, error) {
 			b, err := p.boolean(v, where+": allow_secrets")
 			r.AllowSecrets = b
 			return err
+		case "remote", "name", "tls":
+			return p.remoteKey(&r, k, v, where)
 		case "plugin":
 			s, err := p.str(v, where+": plugin")
 			r.Plugin, pluginNode = s, v
@@ -264,8 +271,11 @@ func (p *parser) toolRefMapping(n *yaml.Node, what string) (ToolRef, error) {
 	if err != nil {
 		return r, err
 	}
+	if r.Remote != nil {
+		return p.finishRemote(&r, n, pluginNode, toolsNode, where)
+	}
 	if pluginNode == nil {
-		return r, p.errf(n, "%s: plugin is required", where)
+		return r, p.errf(n, "%s: plugin or remote is required", where)
 	}
 	r.Text = r.Plugin
 	if r.Tools != nil {

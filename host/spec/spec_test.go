@@ -267,7 +267,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name:  "mapping without plugin",
 			files: map[string]string{"agent.yaml": "agent:\n  tools:\n    - tools: [Echo]\n"},
-			want:  []string{"$D/agent.yaml:3: tools entry: plugin is required"},
+			want:  []string{"$D/agent.yaml:3: tools entry: plugin or remote is required"},
 		},
 		{
 			name:  "mapping with empty tools",
