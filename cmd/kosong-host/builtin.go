@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kosong-host/kosong-host/host/agent"
+	"github.com/kosong-host/kosong-host/plugins/ask"
 	"github.com/kosong-host/kosong-host/plugins/echo"
 	"github.com/kosong-host/kosong-host/plugins/file"
 	"github.com/kosong-host/kosong-host/plugins/shell"
@@ -22,6 +23,7 @@ import (
 // the bare name agent.yaml gives them. Each still runs in a process of its
 // own: the host re-executes itself with `plugin-serve NAME`.
 var builtinCatalog = map[string]func() []pluginsdk.Definition{
+	"ask":   ask.Tools,
 	"echo":  echo.Tools,
 	"file":  file.Tools,
 	"shell": shell.Tools,

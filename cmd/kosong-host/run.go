@@ -17,6 +17,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/prompt"
 	"github.com/kosong-host/kosong-host/host/repl"
@@ -230,6 +231,9 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	if err != nil {
 		return exitCode(2, err)
 	}
+	opts.Questions = fe.questions
+	opts.Model = &capability.Model{Provider: provider.Name(), Name: provider.Model(), Alias: sel.Alias,
+		Capabilities: sel.Capabilities, CapabilitiesKnown: sel.CapabilitiesDeclared, MaxContextSize: contextSize}
 	opts.OnProgress = func(p toolset.Progress) {
 		fe.printer.Observe(loop.ToolProgress{ToolCallID: p.ToolCallID, ToolName: p.Tool, Progress: p.Progress,
 			Total: p.Total, Message: p.Message})
@@ -277,7 +281,9 @@ type frontEnd struct {
 	printer repl.Printer
 	decider approval.Decider
 	repl    *repl.REPL // nil in one-shot runs
-	close   func()
+	// questions answers AskUserQuestion; nil where no one can answer.
+	questions capability.UserInput
+	close     func()
 }
 
 // newFrontEnd builds the printer, the approval decider and, for an
@@ -304,6 +310,7 @@ func newFrontEnd(f *runFlags, mode runMode, streamJSON bool, stdin io.Reader, st
 		fe.close = func() { signal.Stop(interrupts); lines.Close() }
 		fe.repl = repl.New(repl.Config{Lines: lines, Printer: fe.printer, Prompts: prompts, Interrupts: interrupts, AfterTurn: sess.SaveHistory})
 		approvalMode, ask = repl.Ask, fe.repl.Asker()
+		fe.questions = fe.repl.Questions()
 	}
 	if f.yolo {
 		approvalMode = repl.Yolo
