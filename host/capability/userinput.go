@@ -52,7 +52,9 @@ type UserInput interface {
 type UserInputFunc func(ctx context.Context, req QuestionRequest) (Answers, error)
 
 // Ask calls f.
-func (f UserInputFunc) Ask(ctx context.Context, req QuestionRequest) (Answers, error) { return f(ctx, req) }
+func (f UserInputFunc) Ask(ctx context.Context, req QuestionRequest) (Answers, error) {
+	return f(ctx, req)
+}
 
 // Model are the facts of the session's model the Model capability reports.
 type Model struct {
