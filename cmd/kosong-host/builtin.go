@@ -12,6 +12,7 @@ import (
 	"github.com/kosong-host/kosong-host/plugins/ask"
 	"github.com/kosong-host/kosong-host/plugins/echo"
 	"github.com/kosong-host/kosong-host/plugins/file"
+	"github.com/kosong-host/kosong-host/plugins/media"
 	"github.com/kosong-host/kosong-host/plugins/shell"
 	"github.com/kosong-host/kosong-host/plugins/think"
 	"github.com/kosong-host/kosong-host/plugins/todo"
@@ -26,6 +27,7 @@ var builtinCatalog = map[string]func() []pluginsdk.Definition{
 	"ask":   ask.Tools,
 	"echo":  echo.Tools,
 	"file":  file.Tools,
+	"media": media.Tools,
 	"shell": shell.Tools,
 	"think": think.Tools,
 	"todo":  todo.Tools,
