@@ -12,6 +12,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/plugin"
 )
 
@@ -75,6 +76,9 @@ func (g *globals) loadOptions(decider approval.Decider, sessionID, stateDir stri
 		Logger:           g.logger,
 		StartTimeout:     g.startLimit,
 		MCPConfigFiles:   g.mcpConfigs,
+		// Commands that select no model (tools, mcp serve) know nothing of
+		// it; run replaces this with the selected model's facts.
+		Model: &capability.Model{},
 	}, nil
 }
 
