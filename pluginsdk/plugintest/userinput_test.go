@@ -88,3 +88,13 @@ func TestUserInputAnswers(t *testing.T) {
 		t.Fatalf("questions = %+v", got)
 	}
 }
+
+// A host may offer capabilities the plugin's SDK does not know (as this
+// host offers UserInput and Model to plugins built before them): they are
+// ignored, and the tool loads.
+func TestUnknownOfferedCapabilitiesIgnored(t *testing.T) {
+	_, loads := plugintest.Load(t, plugintest.Options{Capabilities: []string{plugintest.Approval, "SomeFutureCapability"}}, approvalTool())
+	if len(loads) != 1 || loads[0].Status != plugintest.Loaded {
+		t.Fatalf("loads = %+v", loads)
+	}
+}
