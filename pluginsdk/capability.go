@@ -60,3 +60,62 @@ type Config interface {
 type Progress interface {
 	Report(ctx context.Context, done, total float64, message string) error
 }
+
+// QuestionOption is one answer the user may pick.
+type QuestionOption struct {
+	Label       string
+	Description string
+}
+
+// Question is one question for the user: a short Header (at most 12
+// characters), 2-4 Options, and whether several may be picked.
+type Question struct {
+	Question    string
+	Header      string
+	Options     []QuestionOption
+	MultiSelect bool
+}
+
+// Answers are the user's answers by question text: the chosen label, the
+// labels of a multi-select question joined with ", ", or the user's own
+// text. Dismissed says the user closed the questions without answering.
+type Answers struct {
+	Answers   map[string]string
+	Dismissed bool
+}
+
+// UserInput asks the user questions. The host offers it only where someone
+// can answer (an interactive session, a client that supports questions); a
+// tool whose constructor asks for it elsewhere is skipped at load, with the
+// reason. It must be called while a tool call is running (with the ctx
+// given to Call).
+type UserInput interface {
+	Ask(ctx context.Context, questions []Question) (Answers, error)
+}
+
+// The model capabilities a Model may report.
+const (
+	ModelImageIn  = "image_in"
+	ModelVideoIn  = "video_in"
+	ModelThinking = "thinking"
+)
+
+// Model describes the model the session runs. A tool whose constructor asks
+// for it on a host that does not say (an older host) is skipped at load.
+type Model interface {
+	// Provider is the provider's name (e.g. "openai"), Name the model's.
+	Provider() string
+	Name() string
+	// Alias is the configuration file's model alias; "" when none.
+	Alias() string
+	// Capabilities are the model's capabilities (ModelImageIn...), when
+	// CapabilitiesKnown.
+	Capabilities() []string
+	// CapabilitiesKnown says the configuration declares the capabilities;
+	// otherwise nothing is known about them.
+	CapabilitiesKnown() bool
+	// Has reports whether the model is known to have the capability.
+	Has(capability string) bool
+	// MaxContextSize is the context window in tokens; 0 when unknown.
+	MaxContextSize() int64
+}

@@ -60,7 +60,7 @@
 // # Capabilities
 //
 // A tool's constructor takes the host capabilities it needs as parameters
-// (Approval, Environment, Session, Config, Progress), and an hclog.Logger if
+// (Approval, Environment, Session, Config, Progress, UserInput, Model), and an hclog.Logger if
 // it logs; the SDK reads their types, reports them to the host, and passes
 // typed clients in at load time. A constructor that returns SkipThisTool
 // leaves the tool out without an error. During a call, Logger(ctx) is the

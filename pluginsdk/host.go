@@ -69,6 +69,48 @@ func (noProgress) Report(ctx context.Context, _, _ float64, _ string) error {
 	return err
 }
 
+type userInputClient struct{ host *pluginrpc.HostClient }
+
+func (u userInputClient) Ask(ctx context.Context, questions []Question) (Answers, error) {
+	tc, err := callOf(ctx)
+	if err != nil {
+		return Answers{}, err
+	}
+	req := pluginrpc.QuestionRequest{ToolCallID: tc.id, ToolName: tc.name}
+	for _, q := range questions {
+		rq := pluginrpc.Question{Question: q.Question, Header: q.Header, MultiSelect: q.MultiSelect}
+		for _, o := range q.Options {
+			rq.Options = append(rq.Options, pluginrpc.QuestionOption{Label: o.Label, Description: o.Description})
+		}
+		req.Questions = append(req.Questions, rq)
+	}
+	a, err := u.host.AskUser(ctx, req)
+	if err != nil {
+		return Answers{}, err
+	}
+	if a.Answers == nil {
+		a.Answers = map[string]string{}
+	}
+	return Answers{Answers: a.Answers, Dismissed: a.Dismissed}, nil
+}
+
+type model struct{ info pluginrpc.ModelInfo }
+
+func (m model) Provider() string        { return m.info.Provider }
+func (m model) Name() string            { return m.info.Name }
+func (m model) Alias() string           { return m.info.Alias }
+func (m model) Capabilities() []string  { return append([]string(nil), m.info.Capabilities...) }
+func (m model) CapabilitiesKnown() bool { return m.info.CapabilitiesKnown }
+func (m model) MaxContextSize() int64   { return m.info.MaxContextSize }
+func (m model) Has(c string) bool {
+	for _, have := range m.info.Capabilities {
+		if have == c {
+			return true
+		}
+	}
+	return false
+}
+
 type environment struct{ info pluginrpc.Environment }
 
 func (e environment) OS() string { return e.info.OS }
@@ -103,6 +145,7 @@ type capabilities struct {
 	offered map[string]bool
 	env     Environment
 	session Session
+	model   Model
 }
 
 func newCapabilities(ctx context.Context, host *pluginrpc.HostClient, offered []string, needed map[string]bool) (*capabilities, error) {
@@ -127,6 +170,13 @@ func newCapabilities(ctx context.Context, host *pluginrpc.HostClient, offered []
 		}
 		c.session = session{info: info}
 	}
+	if c.offered[pluginrpc.CapModel] && needed[pluginrpc.CapModel] {
+		info, err := host.Model(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.model = model{info: info}
+	}
 	return c, nil
 }
 
@@ -149,6 +199,10 @@ func (c *capabilities) forTool(ctx context.Context, tool string, needs []string)
 			caps[name] = c.env
 		case pluginrpc.CapSession:
 			caps[name] = c.session
+		case pluginrpc.CapUserInput:
+			caps[name] = userInputClient{host: c.host}
+		case pluginrpc.CapModel:
+			caps[name] = c.model
 		case pluginrpc.CapConfig:
 			raw, err := c.host.Config(ctx, tool)
 			if err != nil {

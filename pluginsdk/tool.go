@@ -209,12 +209,22 @@ var (
 		reflect.TypeFor[Session]():      pluginrpc.CapSession,
 		reflect.TypeFor[Config]():       pluginrpc.CapConfig,
 		reflect.TypeFor[Progress]():     pluginrpc.CapProgress,
+		reflect.TypeFor[UserInput]():    pluginrpc.CapUserInput,
+		reflect.TypeFor[Model]():        pluginrpc.CapModel,
 		reflect.TypeFor[hclog.Logger](): localLogger,
 	}
 )
 
 // paramTypes lists what a constructor may take, for error messages.
-const paramTypes = "pluginsdk.Approval, pluginsdk.Environment, pluginsdk.Session, pluginsdk.Config, pluginsdk.Progress, hclog.Logger"
+const paramTypes = "pluginsdk.Approval, pluginsdk.Environment, pluginsdk.Session, pluginsdk.Config, pluginsdk.Progress, pluginsdk.UserInput, pluginsdk.Model, hclog.Logger"
+
+// skipWithout are the capabilities a host may rightly not offer: a tool
+// whose constructor asks for one of them is then skipped, with the reason,
+// rather than failed.
+var skipWithout = map[string]string{
+	pluginrpc.CapUserInput: "no one can answer questions in this session (the host offers no UserInput)",
+	pluginrpc.CapModel:     "the host does not say which model the session runs (it offers no Model)",
+}
 
 func (d *Definition) setConstructor(constructor any, handlerType reflect.Type) {
 	want := fmt.Sprintf("want func(...) (H, error) or func(...) H, where H implements %s and each parameter is one of %s",
@@ -258,6 +268,9 @@ func (d *Definition) construct(caps map[string]any) (fn callFunc, err error) {
 	for i, t := range d.capTypes {
 		c, ok := caps[capTypes[t]]
 		if !ok {
+			if reason, skip := skipWithout[capTypes[t]]; skip {
+				return nil, Skip(reason)
+			}
 			return nil, fmt.Errorf("Tool dependency not found: %s", t)
 		}
 		args[i] = reflect.ValueOf(c)

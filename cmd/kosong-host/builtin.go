@@ -9,8 +9,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kosong-host/kosong-host/host/agent"
+	"github.com/kosong-host/kosong-host/plugins/ask"
 	"github.com/kosong-host/kosong-host/plugins/echo"
 	"github.com/kosong-host/kosong-host/plugins/file"
+	"github.com/kosong-host/kosong-host/plugins/media"
 	"github.com/kosong-host/kosong-host/plugins/shell"
 	"github.com/kosong-host/kosong-host/plugins/think"
 	"github.com/kosong-host/kosong-host/plugins/todo"
@@ -22,8 +24,10 @@ import (
 // the bare name agent.yaml gives them. Each still runs in a process of its
 // own: the host re-executes itself with `plugin-serve NAME`.
 var builtinCatalog = map[string]func() []pluginsdk.Definition{
+	"ask":   ask.Tools,
 	"echo":  echo.Tools,
 	"file":  file.Tools,
+	"media": media.Tools,
 	"shell": shell.Tools,
 	"think": think.Tools,
 	"todo":  todo.Tools,

@@ -183,7 +183,7 @@ func TestPluginServe(t *testing.T) {
 		t.Fatalf("--help lists plugin-serve: %+v", r)
 	}
 	r := runHost(t, dir, "", "plugin-serve", "nope")
-	if r.code != 2 || r.stderr != "error: no built-in plugin \"nope\" (built-ins: echo, file, shell, think, todo, web)\n" {
+	if r.code != 2 || r.stderr != "error: no built-in plugin \"nope\" (built-ins: ask, echo, file, media, shell, think, todo, web)\n" {
 		t.Fatalf("plugin-serve nope: %+v", r)
 	}
 	// Run by hand, a built-in plugin says it is one and exits, as a

@@ -13,6 +13,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/mcpclient"
+	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/plugin"
 )
 
@@ -91,6 +92,9 @@ func (g *globals) loadOptions(decider approval.Decider, sessionID, stateDir stri
 		LockFile:         agent.LockFileFor(g.agentPath),
 		MCPStartupWait:   g.mcpWait,
 		SandboxExec:      sandboxExecutable(),
+		// Commands that select no model (tools, mcp serve) know nothing of
+		// it; run replaces this with the selected model's facts.
+		Model: &capability.Model{},
 	}, nil
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/prompt"
 	"github.com/kosong-host/kosong-host/host/repl"
@@ -280,6 +281,9 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	if err != nil {
 		return exitCode(2, err)
 	}
+	opts.Questions = fe.questions
+	opts.Model = &capability.Model{Provider: provider.Name(), Name: provider.Model(), Alias: sel.Alias,
+		Capabilities: sel.Capabilities, CapabilitiesKnown: sel.CapabilitiesDeclared, MaxContextSize: contextSize}
 	opts.OnProgress = func(p toolset.Progress) {
 		fe.printer.Observe(loop.ToolProgress{ToolCallID: p.ToolCallID, ToolName: p.Tool, Progress: p.Progress,
 			Total: p.Total, Message: p.Message})
@@ -340,7 +344,9 @@ type frontEnd struct {
 	printer repl.Printer
 	decider *repl.Decider
 	repl    *repl.REPL // nil in one-shot runs
-	close   func()
+	// questions answers AskUserQuestion; nil where no one can answer.
+	questions capability.UserInput
+	close     func()
 }
 
 // newFrontEnd builds the printer, the approval decider and, for an
@@ -379,6 +385,7 @@ func newFrontEnd(f *runFlags, mode runMode, streamJSON bool, stdin io.Reader, st
 		fe.repl = repl.New(repl.Config{Lines: lines, Keys: keys, Printer: fe.printer, Prompts: prompts, Color: color,
 			Interrupts: interrupts, AfterTurn: sess.SaveHistory})
 		approvalMode, ask = repl.Ask, fe.repl.Asker()
+		fe.questions = fe.repl.Questions()
 	}
 	if f.yolo {
 		approvalMode = repl.Yolo

@@ -264,17 +264,22 @@ func TestDefaultAgents(t *testing.T) {
 		}
 		return names
 	}
+	whole := func(exclude string) []string {
+		return []string{"shell:*-" + exclude, "file:*-" + exclude, "web:*-" + exclude, "todo:SetTodoList", "think:Think",
+			"ask:*-" + exclude, "media:*-" + exclude}
+	}
 	tests := []struct {
 		file  string
 		name  string
 		tools []string
 	}{
-		{"agent.yaml", "kosong", []string{"shell:Shell", "file:*-", "web:*-", "todo:SetTodoList", "think:Think"}},
-		{"coder.yaml", "coder", []string{"shell:Shell", "file:*-", "web:*-", "todo:SetTodoList", "think:Think"}},
+		{"agent.yaml", "kosong", []string{"shell:*-", "file:*-", "web:*-", "todo:SetTodoList", "think:Think", "ask:*-", "media:*-"}},
 		// A bare tool name in exclude_tools is left out of every plugin
-		// loaded whole (see host/spec).
-		{"explore.yaml", "explore", []string{"shell:Shell", "file:*-WriteFile,StrReplaceFile", "web:*-WriteFile,StrReplaceFile", "todo:SetTodoList", "think:Think"}},
-		{"plan.yaml", "plan", []string{"file:*-WriteFile,StrReplaceFile,Shell", "web:*-WriteFile,StrReplaceFile,Shell", "todo:SetTodoList", "think:Think"}},
+		// loaded whole (see host/spec): subagents neither ask the user nor
+		// manage background tasks.
+		{"coder.yaml", "coder", whole("AskUserQuestion,TaskList,TaskOutput,TaskStop")},
+		{"explore.yaml", "explore", whole("WriteFile,StrReplaceFile,AskUserQuestion,TaskList,TaskOutput,TaskStop")},
+		{"plan.yaml", "plan", whole("WriteFile,StrReplaceFile,Shell,AskUserQuestion,TaskList,TaskOutput,TaskStop")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/mcpclient"
 	"github.com/kosong-host/kosong-host/host/pins"
 	"github.com/kosong-host/kosong-host/host/plugin"
@@ -89,6 +90,12 @@ type Options struct {
 	// which pins the plugins of the subagents too; "" is the one beside
 	// the agent file loaded.
 	LockFile string
+	// Questions answers the questions of plugin tools (UserInput); nil
+	// when no one can answer, and such tools are skipped.
+	Questions capability.UserInput
+	// Model are the selected model's facts (Model capability); nil when
+	// unknown.
+	Model *capability.Model
 	// MCPConfigFiles are MCP config files (--mcp-config-file) whose servers
 	// are loaded besides the spec's mcp_servers.
 	MCPConfigFiles []string
@@ -233,6 +240,7 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 	loaded := plugin.Load(ctx, specs, plugin.Options{
 		SessionID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: opts.StateDir, Decider: opts.Decider,
 		Env: plugin.Environment(opts.WorkDir, opts.Getenv), Calls: a.Toolset, RestartBackoff: opts.RestartBackoff, OnProgress: opts.OnProgress,
+		Questions: opts.Questions, Model: opts.Model,
 	})
 	a.Plugins = loaded.Plugins
 	failures = append(failures, loaded.Failures...)

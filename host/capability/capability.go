@@ -1,5 +1,5 @@
 // Package capability serves the host capabilities (Approval, Environment,
-// Session, Config, Progress) to one plugin, all on one gRPC server brokered over the
+// Session, Config, Progress, UserInput, Model) to one plugin, all on one gRPC server brokered over the
 // plugin's go-plugin connection.
 package capability
 
@@ -19,7 +19,8 @@ import (
 	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
 
-// Offered lists the capabilities this host serves.
+// Offered lists the capabilities this host serves to every plugin; see
+// Host.Offered for those it serves only where they make sense.
 var Offered = []string{pluginrpc.CapApproval, pluginrpc.CapEnvironment, pluginrpc.CapSession, pluginrpc.CapConfig, pluginrpc.CapProgress}
 
 // Environment is what the Environment capability reports.
@@ -55,6 +56,11 @@ type Host struct {
 	Now     func() time.Time
 	// Progress routes progress reports to their calls; nil refuses them.
 	Progress *ProgressSinks
+	// Questions answers AskUserQuestion; nil (no one can answer) offers
+	// no UserInput.
+	Questions UserInput
+	// Model are the session's model facts; nil offers no Model.
+	Model *Model
 }
 
 // Serve starts the capability server on the broker and returns its id, to
@@ -68,6 +74,8 @@ func (h *Host) Serve(broker *plugin.GRPCBroker) uint32 {
 		pluginv1.RegisterSessionServer(s, sessionServer{h: h})
 		pluginv1.RegisterConfigServer(s, configServer{h: h})
 		pluginv1.RegisterProgressServer(s, progressServer{h: h})
+		pluginv1.RegisterUserInputServer(s, userInputServer{h: h})
+		pluginv1.RegisterModelServer(s, modelServer{h: h})
 		return s
 	})
 	return id

@@ -73,6 +73,11 @@ type Options struct {
 	// OnProgress receives the progress of calls whose context carries no
 	// callback (toolset.WithProgress).
 	OnProgress func(toolset.Progress)
+	// Questions answers the UserInput capability; nil when no one can
+	// answer (the capability is then not offered).
+	Questions capability.UserInput
+	// Model are the session's model facts; nil offers no Model capability.
+	Model *capability.Model
 }
 
 // Status is the load outcome of one tool of a plugin.
@@ -238,7 +243,9 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 		Calls:   opts.Calls,
 		// Every plugin gets the Progress capability's sinks; a plugin built
 		// before it existed never reports to them.
-		Progress: &capability.ProgressSinks{},
+		Progress:  &capability.ProgressSinks{},
+		Questions: opts.Questions,
+		Model:     opts.Model,
 	}
 	p.req = &pluginv1.LoadRequest{
 		Session:     &pluginv1.SessionInfo{Id: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},
@@ -330,7 +337,7 @@ func (p *Plugin) load(ctx context.Context, cur *Process) (*pluginv1.LoadResponse
 	// A brokered server nobody dials would wait for nothing: serve only to
 	// plugins whose tools ask for capabilities.
 	if p.needCaps {
-		req.CapabilityBrokerId, req.Capabilities = cur.serveHost(p.host), capability.Offered
+		req.CapabilityBrokerId, req.Capabilities = cur.serveHost(p.host), p.host.Offered()
 	}
 	lctx, cancel := context.WithTimeout(ctx, loadTimeout)
 	defer cancel()

@@ -17,7 +17,7 @@ import (
 	"github.com/kosong-host/kosong-host/pluginsdk"
 )
 
-//go:embed shell.md
+//go:embed *.md
 var descriptions embed.FS
 
 const (
@@ -41,14 +41,19 @@ const (
 	// what the model sees much earlier.
 	maxCapture = 8 << 20
 
-	// approvalAction is the approval class of every command.
-	approvalAction = "run command"
+	// approvalAction is the approval class of every command, and
+	// backgroundAction of those run in the background.
+	approvalAction   = "run command"
+	backgroundAction = "run background command"
 )
 
 // Params are the Shell tool's arguments.
 type Params struct {
 	Command string `json:"command" minLength:"1" jsonschema:"The command to run, as you would type it at a shell prompt."`
-	Timeout int    `json:"timeout,omitempty" default:"60" minimum:"1" maximum:"300" jsonschema:"Timeout in seconds (default 60, at most 300). The command and all its child processes are killed when it expires."`
+	Timeout int    `json:"timeout,omitempty" default:"60" minimum:"1" maximum:"86400" jsonschema:"Timeout in seconds (default 60, at most 300; up to 86400 with run_in_background). The command and all its child processes are killed when it expires."`
+	// RunInBackground and Description start a background task (tasks.go).
+	RunInBackground bool   `json:"run_in_background,omitempty" default:"false" jsonschema:"Run the command as a background task and return at once with its task id (default false)."`
+	Description     string `json:"description,omitempty" jsonschema:"A short description of the background task; required with run_in_background."`
 }
 
 // ShellBlock is the "shell" display block: the command shown to the user.
@@ -61,11 +66,14 @@ type ShellBlock struct {
 type Shell struct {
 	approval pluginsdk.Approval
 	env      pluginsdk.Environment
+	// session's state dir keeps the background tasks' output.
+	session pluginsdk.Session
 }
 
-// NewShell constructs the tool from the host's Approval and Environment.
-func NewShell(a pluginsdk.Approval, env pluginsdk.Environment) (*Shell, error) {
-	return &Shell{approval: a, env: env}, nil
+// NewShell constructs the tool from the host's Approval, Environment and
+// Session.
+func NewShell(a pluginsdk.Approval, env pluginsdk.Environment, sess pluginsdk.Session) (*Shell, error) {
+	return &Shell{approval: a, env: env, session: sess}, nil
 }
 
 // Call asks the user to approve the command, then runs it.
@@ -77,6 +85,13 @@ func (s *Shell) Call(ctx context.Context, p Params) (r pluginsdk.Result) {
 	timeout := p.Timeout
 	if timeout == 0 {
 		timeout = defaultTimeout
+	}
+	if p.RunInBackground {
+		if timeout < 1 || timeout > maxBackgroundTimeout {
+			return pluginsdk.Error(fmt.Sprintf("timeout must be between 1 and %d seconds for a background task, got %d.",
+				maxBackgroundTimeout, timeout)).WithBrief("Invalid timeout")
+		}
+		return s.startBackground(ctx, p, timeout)
 	}
 	if timeout < 1 || timeout > maxTimeout {
 		return pluginsdk.Error(fmt.Sprintf("timeout must be between 1 and %d seconds, got %d.", maxTimeout, timeout)).
@@ -234,12 +249,12 @@ func definitions() []pluginsdk.Definition {
 	if runtime.GOOS == "windows" {
 		hint = "e.g. PowerShell or cmd"
 	}
-	return []pluginsdk.Definition{
+	return append([]pluginsdk.Definition{
 		pluginsdk.NewTool[Params]("Shell", "Run a shell command.", NewShell,
 			pluginsdk.WithTimeout(toolTimeout),
 			pluginsdk.WithDescriptionFile(descriptions, "shell.md",
 				descriptionData{ShellHint: hint, DefaultTimeout: defaultTimeout, MaxTimeout: maxTimeout})),
-	}
+	}, taskDefinitions()...)
 }
 
 // Tools are the tools this plugin serves, to the host as a built-in or as

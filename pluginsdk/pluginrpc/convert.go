@@ -221,3 +221,41 @@ func FromProtoProgress(p *pluginv1.ProgressReport) ProgressReport {
 	return ProgressReport{ToolCallID: p.GetToolCallId(), ToolName: p.GetToolName(), Progress: p.GetProgress(),
 		Total: p.GetTotal(), Message: p.GetMessage()}
 }
+
+// ToProtoQuestionRequest converts a QuestionRequest to its wire form.
+func ToProtoQuestionRequest(r QuestionRequest) *pluginv1.QuestionRequest {
+	out := &pluginv1.QuestionRequest{ToolCallId: r.ToolCallID, ToolName: r.ToolName}
+	for _, q := range r.Questions {
+		pq := &pluginv1.Question{Question: q.Question, Header: q.Header, MultiSelect: q.MultiSelect}
+		for _, o := range q.Options {
+			pq.Options = append(pq.Options, &pluginv1.QuestionOption{Label: o.Label, Description: o.Description})
+		}
+		out.Questions = append(out.Questions, pq)
+	}
+	return out
+}
+
+// FromProtoQuestionRequest converts a wire QuestionRequest.
+func FromProtoQuestionRequest(r *pluginv1.QuestionRequest) QuestionRequest {
+	out := QuestionRequest{ToolCallID: r.GetToolCallId(), ToolName: r.GetToolName()}
+	for _, q := range r.GetQuestions() {
+		gq := Question{Question: q.GetQuestion(), Header: q.GetHeader(), MultiSelect: q.GetMultiSelect()}
+		for _, o := range q.GetOptions() {
+			gq.Options = append(gq.Options, QuestionOption{Label: o.GetLabel(), Description: o.GetDescription()})
+		}
+		out.Questions = append(out.Questions, gq)
+	}
+	return out
+}
+
+// ToProtoModel converts a ModelInfo to its wire form.
+func ToProtoModel(m ModelInfo) *pluginv1.ModelInfo {
+	return &pluginv1.ModelInfo{Provider: m.Provider, Name: m.Name, Alias: m.Alias, Capabilities: m.Capabilities,
+		CapabilitiesKnown: m.CapabilitiesKnown, MaxContextSize: m.MaxContextSize}
+}
+
+// FromProtoModel converts a wire ModelInfo.
+func FromProtoModel(m *pluginv1.ModelInfo) ModelInfo {
+	return ModelInfo{Provider: m.GetProvider(), Name: m.GetName(), Alias: m.GetAlias(), Capabilities: m.GetCapabilities(),
+		CapabilitiesKnown: m.GetCapabilitiesKnown(), MaxContextSize: m.GetMaxContextSize()}
+}

@@ -74,3 +74,15 @@ func TestLoadStatusString(t *testing.T) {
 		}
 	}
 }
+
+func TestQuestionAndModelRoundTrip(t *testing.T) {
+	q := QuestionRequest{ToolCallID: "c1", ToolName: "AskUserQuestion", Questions: []Question{{Question: "Which?", Header: "H",
+		MultiSelect: true, Options: []QuestionOption{{Label: "a", Description: "first"}, {Label: "b"}}}}}
+	if got := FromProtoQuestionRequest(ToProtoQuestionRequest(q)); !reflect.DeepEqual(got, q) {
+		t.Fatalf("questions: %+v, want %+v", got, q)
+	}
+	m := ModelInfo{Provider: "openai", Name: "gpt", Alias: "fast", Capabilities: []string{"image_in"}, CapabilitiesKnown: true, MaxContextSize: 1000}
+	if got := FromProtoModel(ToProtoModel(m)); !reflect.DeepEqual(got, m) {
+		t.Fatalf("model: %+v, want %+v", got, m)
+	}
+}

@@ -39,4 +39,6 @@ const (
 	CapSession     = "Session"
 	CapConfig      = "Config"
 	CapProgress    = "Progress"
+	CapUserInput   = "UserInput"
+	CapModel       = "Model"
 )

@@ -66,6 +66,24 @@ func (c *HostClient) ReportProgress(ctx context.Context, p ProgressReport) error
 	return err
 }
 
+// AskUser asks the user questions for a running call.
+func (c *HostClient) AskUser(ctx context.Context, req QuestionRequest) (Answers, error) {
+	resp, err := pluginv1.NewUserInputClient(c.conn).Ask(ctx, ToProtoQuestionRequest(req))
+	if err != nil {
+		return Answers{}, err
+	}
+	return Answers{Answers: resp.GetAnswers(), Dismissed: resp.GetDismissed()}, nil
+}
+
+// Model fetches the facts of the session's model.
+func (c *HostClient) Model(ctx context.Context) (ModelInfo, error) {
+	info, err := pluginv1.NewModelClient(c.conn).Get(ctx, &pluginv1.ModelRequest{})
+	if err != nil {
+		return ModelInfo{}, err
+	}
+	return FromProtoModel(info), nil
+}
+
 // HostServer is the host side of every capability in plain Go values, for
 // in-process harnesses (kosong-host serves its own in host/capability). An
 // error is returned to the plugin as the RPC's error.
@@ -75,6 +93,18 @@ type HostServer interface {
 	Session(ctx context.Context) (Session, error)
 	Config(ctx context.Context, tool string) (json.RawMessage, error)
 	ReportProgress(ctx context.Context, p ProgressReport) error
+}
+
+// UserInputServer is the host side of the UserInput capability; a
+// HostServer that implements it serves questions too.
+type UserInputServer interface {
+	AskUser(ctx context.Context, req QuestionRequest) (Answers, error)
+}
+
+// ModelServer is the host side of the Model capability; a HostServer that
+// implements it serves model facts too.
+type ModelServer interface {
+	Model(ctx context.Context) (ModelInfo, error)
 }
 
 // ServeHost serves h on the plugin's broker as the capability server and
@@ -88,6 +118,12 @@ func (r *Remote) ServeHost(h HostServer) uint32 {
 		pluginv1.RegisterSessionServer(s, sessionServer{h: h})
 		pluginv1.RegisterConfigServer(s, configServer{h: h})
 		pluginv1.RegisterProgressServer(s, progressServer{h: h})
+		if u, ok := h.(UserInputServer); ok {
+			pluginv1.RegisterUserInputServer(s, userInputServer{h: u})
+		}
+		if m, ok := h.(ModelServer); ok {
+			pluginv1.RegisterModelServer(s, modelServer{h: m})
+		}
 		return s
 	})
 	return id
@@ -155,4 +191,30 @@ func (s progressServer) Report(ctx context.Context, req *pluginv1.ProgressReport
 		return nil, err
 	}
 	return &pluginv1.ProgressAck{}, nil
+}
+
+type userInputServer struct {
+	pluginv1.UnimplementedUserInputServer
+	h UserInputServer
+}
+
+func (s userInputServer) Ask(ctx context.Context, req *pluginv1.QuestionRequest) (*pluginv1.QuestionResponse, error) {
+	a, err := s.h.AskUser(ctx, FromProtoQuestionRequest(req))
+	if err != nil {
+		return nil, err
+	}
+	return &pluginv1.QuestionResponse{Answers: a.Answers, Dismissed: a.Dismissed}, nil
+}
+
+type modelServer struct {
+	pluginv1.UnimplementedModelServer
+	h ModelServer
+}
+
+func (s modelServer) Get(ctx context.Context, _ *pluginv1.ModelRequest) (*pluginv1.ModelInfo, error) {
+	m, err := s.h.Model(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return ToProtoModel(m), nil
 }

@@ -157,3 +157,40 @@ type ProgressReport struct {
 	Total   float64
 	Message string
 }
+
+// QuestionOption is one answer a user may pick.
+type QuestionOption struct {
+	Label       string
+	Description string
+}
+
+// Question is one question for the user.
+type Question struct {
+	Question    string
+	Header      string
+	Options     []QuestionOption
+	MultiSelect bool
+}
+
+// QuestionRequest asks the user questions for a running call.
+type QuestionRequest struct {
+	ToolCallID string
+	ToolName   string
+	Questions  []Question
+}
+
+// Answers are the user's answers by question text.
+type Answers struct {
+	Answers   map[string]string
+	Dismissed bool
+}
+
+// ModelInfo describes the model the session runs.
+type ModelInfo struct {
+	Provider          string
+	Name              string
+	Alias             string
+	Capabilities      []string
+	CapabilitiesKnown bool
+	MaxContextSize    int64
+}

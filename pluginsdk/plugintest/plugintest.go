@@ -59,7 +59,20 @@ const (
 	Session     = "Session"
 	Config      = "Config"
 	Progress    = "Progress"
+	UserInput   = "UserInput"
+	Model       = "Model"
 )
+
+// Answerer answers a tool's questions (the UserInput capability).
+type Answerer func(questions []pluginsdk.Question) pluginsdk.Answers
+
+// ModelInfo are the model facts the Model capability reports.
+type ModelInfo struct {
+	Provider, Name, Alias string
+	Capabilities          []string
+	CapabilitiesKnown     bool
+	MaxContextSize        int64
+}
 
 // Options configure the fake host.
 type Options struct {
@@ -74,8 +87,13 @@ type Options struct {
 	Approver Approver
 	// Configs holds each tool's config block as JSON.
 	Configs map[string]string
-	// Capabilities offered (Approval, Environment...); nil offers them all.
+	// Capabilities offered (Approval, Environment...); nil offers the first
+	// five, UserInput when Answerer is set and Model when Model is.
 	Capabilities []string
+	// Answerer answers questions; nil offers no UserInput.
+	Answerer Answerer
+	// Model is what the Model capability reports; nil offers no Model.
+	Model *ModelInfo
 	// Tools to load; nil loads all.
 	Tools []string
 	// Logger receives the plugin's logs (pluginsdk.Logger); nil discards them.
@@ -183,6 +201,12 @@ func Load(t testing.TB, opts Options, defs ...pluginsdk.Definition) (*Harness, [
 	}
 	if opts.Capabilities == nil {
 		opts.Capabilities = []string{Approval, Environment, Session, Config, Progress}
+		if opts.Answerer != nil {
+			opts.Capabilities = append(opts.Capabilities, UserInput)
+		}
+		if opts.Model != nil {
+			opts.Capabilities = append(opts.Capabilities, Model)
+		}
 	}
 	srv, err := bridge.NewServer(defs, opts.Logger)
 	if err != nil {
@@ -355,6 +379,34 @@ func (f fakeHost) ReportProgress(_ context.Context, p pluginrpc.ProgressReport) 
 		f.h.opts.OnProgress(r)
 	}
 	return nil
+}
+
+func (f fakeHost) AskUser(_ context.Context, req pluginrpc.QuestionRequest) (pluginrpc.Answers, error) {
+	if err := f.checkActive(req.ToolCallID, "questions asked"); err != nil {
+		return pluginrpc.Answers{}, err
+	}
+	if f.h.opts.Answerer == nil {
+		return pluginrpc.Answers{}, fmt.Errorf("the harness offers no UserInput")
+	}
+	var qs []pluginsdk.Question
+	for _, q := range req.Questions {
+		pq := pluginsdk.Question{Question: q.Question, Header: q.Header, MultiSelect: q.MultiSelect}
+		for _, o := range q.Options {
+			pq.Options = append(pq.Options, pluginsdk.QuestionOption{Label: o.Label, Description: o.Description})
+		}
+		qs = append(qs, pq)
+	}
+	a := f.h.opts.Answerer(qs)
+	return pluginrpc.Answers{Answers: a.Answers, Dismissed: a.Dismissed}, nil
+}
+
+func (f fakeHost) Model(context.Context) (pluginrpc.ModelInfo, error) {
+	m := f.h.opts.Model
+	if m == nil {
+		return pluginrpc.ModelInfo{}, fmt.Errorf("the harness offers no Model")
+	}
+	return pluginrpc.ModelInfo{Provider: m.Provider, Name: m.Name, Alias: m.Alias, Capabilities: m.Capabilities,
+		CapabilitiesKnown: m.CapabilitiesKnown, MaxContextSize: m.MaxContextSize}, nil
 }
 
 // NewServer returns the SDK's server of defs, as Serve serves it, for glue

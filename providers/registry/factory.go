@@ -82,6 +82,7 @@ func (r *resolver) build(p config.Provider, alias *config.Model, model string) (
 	if alias != nil {
 		model = alias.Model
 		sel.Alias, sel.MaxContextSize, sel.Capabilities = alias.Alias, alias.MaxContextSize, alias.Capabilities
+		sel.CapabilitiesDeclared = alias.CapabilitiesDeclared
 	}
 	if s.Model = firstSet(model, b.Model); s.Model == "" {
 		return nil, &ConfigError{Msg: fmt.Sprintf("provider %s has no default model: use --model NAME or a model alias", p.Name)}

@@ -190,6 +190,9 @@ type Selection struct {
 	MaxContextSize int
 	// Capabilities are the alias's capabilities.
 	Capabilities []string
+	// CapabilitiesDeclared says the alias lists its capabilities (a
+	// capability it does not list, the model lacks); else they are unknown.
+	CapabilitiesDeclared bool
 	// ConfigPath is the configuration file read ("" when none).
 	ConfigPath string
 	// Timeouts are the provider's waits, resolved (zero for scripted).

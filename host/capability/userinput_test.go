@@ -1,0 +1,83 @@
+package capability
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
+	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
+)
+
+func TestOffered(t *testing.T) {
+	ask := UserInputFunc(func(context.Context, QuestionRequest) (Answers, error) { return Answers{}, nil })
+	tests := []struct {
+		name string
+		host *Host
+		want []string
+	}{
+		{"no one to answer, model unknown", &Host{}, Offered},
+		{"questions", &Host{Questions: ask}, append(slices.Clone(Offered), pluginrpc.CapUserInput)},
+		{"model", &Host{Model: &Model{Name: "m"}}, append(slices.Clone(Offered), pluginrpc.CapModel)},
+	}
+	for _, tt := range tests {
+		if got := tt.host.Offered(); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: Offered() = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestUserInput(t *testing.T) {
+	var got QuestionRequest
+	ask := UserInputFunc(func(_ context.Context, r QuestionRequest) (Answers, error) {
+		got = r
+		return Answers{Answers: map[string]string{"Which?": "b"}}, nil
+	})
+	req := &pluginv1.QuestionRequest{ToolCallId: "c1", ToolName: "AskUserQuestion", Questions: []*pluginv1.Question{{
+		Question: "Which?", Header: "H", MultiSelect: true,
+		Options: []*pluginv1.QuestionOption{{Label: "a", Description: "first"}, {Label: "b"}}}}}
+	tests := []struct {
+		name string
+		host *Host
+		id   string
+		code codes.Code
+	}{
+		{"answered", &Host{Questions: ask, Calls: calls{"c1": true}}, "c1", codes.OK},
+		{"no one can answer", &Host{Calls: calls{"c1": true}}, "c1", codes.Unimplemented},
+		{"no call in progress", &Host{Questions: ask, Calls: calls{}}, "c1", codes.FailedPrecondition},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := userInputServer{h: tt.host}.Ask(context.Background(), req)
+			if status.Code(err) != tt.code {
+				t.Fatalf("err = %v, want %s", err, tt.code)
+			}
+			if tt.code != codes.OK {
+				return
+			}
+			if !maps.Equal(resp.GetAnswers(), map[string]string{"Which?": "b"}) {
+				t.Fatalf("answers %v", resp.GetAnswers())
+			}
+			q := got.Questions[0]
+			if got.ToolCallID != "c1" || q.Header != "H" || !q.MultiSelect || q.Options[0].Description != "first" || len(q.Options) != 2 {
+				t.Fatalf("asked %+v", got)
+			}
+		})
+	}
+}
+
+func TestModel(t *testing.T) {
+	if _, err := (modelServer{h: &Host{}}).Get(context.Background(), &pluginv1.ModelRequest{}); status.Code(err) != codes.Unimplemented {
+		t.Fatalf("no model: %v", err)
+	}
+	m := &Model{Provider: "openai", Name: "gpt", Alias: "fast", Capabilities: []string{"image_in"}, CapabilitiesKnown: true, MaxContextSize: 128000}
+	info, err := modelServer{h: &Host{Model: m}}.Get(context.Background(), &pluginv1.ModelRequest{})
+	if err != nil || info.GetAlias() != "fast" || !info.GetCapabilitiesKnown() || info.GetMaxContextSize() != 128000 ||
+		!slices.Equal(info.GetCapabilities(), []string{"image_in"}) {
+		t.Fatalf("model %v: %v", info, err)
+	}
+}
