@@ -17,6 +17,8 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/hooks"
+	"github.com/kosong-host/kosong-host/host/permission"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/prompt"
 	"github.com/kosong-host/kosong-host/host/repl"
@@ -185,6 +187,10 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	if err != nil {
 		return exitCode(2, err)
 	}
+	guards, err := readGuardConfig(s, f.config)
+	if err != nil {
+		return exitCode(2, err)
+	}
 	sel, err := registry.Select(providerOptions(f, s, workDir))
 	if err != nil {
 		return exitCode(2, err)
@@ -226,7 +232,14 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	}
 	defer fe.close()
 
-	opts, err := g.loadOptions(fe.decider, sess.ID, sess.Dir)
+	hookRunner, err := guards.hookRunner(workDir, sess.ID, fe.printer)
+	if err != nil {
+		return exitCode(2, err)
+	}
+	rules := guards.ruleSet(workDir)
+	gate := permission.NewGate(rules, hookRunner, fe.printer)
+	defer gate.Wait()
+	opts, err := g.loadOptions(gate.Decider(fe.decider), sess.ID, sess.Dir)
 	if err != nil {
 		return exitCode(2, err)
 	}
@@ -249,9 +262,19 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 			return exitCode(2, err)
 		}
 	}
+	if err := bindRules(rules, a.Toolset); err != nil {
+		return exitCode(2, err)
+	}
+	a.Toolset.SetGuard(gate)
+	source := "startup"
+	if f.resume != "" {
+		source = "resume"
+	}
+	hookRunner.Fire(ctx, hooks.SessionStart, source, map[string]any{"source": source})
+	defer hookRunner.Fire(context.WithoutCancel(ctx), hooks.SessionEnd, "exit", map[string]any{"reason": "exit"})
 
 	l, err := loop.New(loop.Config{Provider: provider, Toolset: a.Toolset, System: system, History: history,
-		MaxStepsPerTurn: f.maxSteps, Observer: fe.printer, MaxContextSize: contextSize})
+		MaxStepsPerTurn: f.maxSteps, Observer: fe.printer, MaxContextSize: contextSize, Hooks: hooks.Loop{R: hookRunner}})
 	if err != nil {
 		return exitCode(2, err)
 	}

@@ -157,6 +157,16 @@ func (p *TextPrinter) Observe(e loop.Event) {
 		}
 	case loop.ApprovalDecided:
 		p.approval(e)
+	case loop.HookRan, loop.PermissionDecided, loop.AgentReloaded:
+		if line, warn := guardText(e); line != "" {
+			p.stopSpinner()
+			p.newline()
+			if warn {
+				fmt.Fprintln(p.errOut, line)
+			} else {
+				p.line(p.style(ansiDim, line))
+			}
+		}
 	case loop.TurnFailed:
 		p.stopSpinner()
 		p.newline()
@@ -574,7 +584,7 @@ func JSONEvent(e loop.Event) any {
 		}
 		return ev
 	}
-	return nil
+	return guardJSONEvent(e)
 }
 
 func callRefs(calls []providers.ToolCall) []CallRef {

@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kosong-host/kosong-host/host/hooks"
+	"github.com/kosong-host/kosong-host/host/permission"
 )
 
 // opt is a field that may be absent from a file. set means the key was present.
@@ -32,6 +35,8 @@ type file struct {
 	subagents        opt[map[string]Subagent]
 	model            opt[string]
 	mcpServers       opt[[]MCPServer]
+	hooks            opt[[]hooks.Hook]
+	permissions      opt[[]permission.Rule]
 }
 
 // abs resolves p against the folder of the file.
@@ -44,7 +49,7 @@ func (f *file) abs(p string) string {
 
 var (
 	topKeys      = []string{"version", "agent"}
-	agentKeys    = []string{"extend", "name", "system_prompt_path", "system_prompt_args", "tools", "allowed_tools", "exclude_tools", "subagents", "model", "mcp_servers"}
+	agentKeys    = []string{"extend", "name", "system_prompt_path", "system_prompt_args", "tools", "allowed_tools", "exclude_tools", "subagents", "model", "mcp_servers", "hooks", "permissions"}
 	subagentKeys = []string{"path", "description"}
 	toolRefKeys  = []string{"plugin", "tools", "sha256", "config", "timeout", "env"}
 )
@@ -139,6 +144,12 @@ func (p *parser) agent(n *yaml.Node) error {
 		case "mcp_servers":
 			f.mcpServers.v, err = p.mcpServers(v, "mcp_servers")
 			f.mcpServers.set, f.mcpServers.line = true, k.Line
+		case "hooks":
+			f.hooks.v, err = p.hooks(v)
+			f.hooks.set, f.hooks.line = true, k.Line
+		case "permissions":
+			f.permissions.v, err = p.permissions(v)
+			f.permissions.set, f.permissions.line = true, k.Line
 		default:
 			return p.unknownKey(k, "agent", agentKeys)
 		}

@@ -41,6 +41,9 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kosong-host/kosong-host/host/hooks"
+	"github.com/kosong-host/kosong-host/host/permission"
 )
 
 // SupportedVersion is the only agent spec version accepted. A file without `version` is
@@ -83,6 +86,11 @@ type Spec struct {
 	// MCPServers are the MCP servers whose tools the agent also gets (`mcp_servers`), in
 	// file order. Never nil.
 	MCPServers []MCPServer
+	// Hooks are the agent's hooks (`hooks`), in file order.
+	Hooks []hooks.Hook
+	// Permissions are the agent's permission rules (`permissions`), each
+	// with its list, file and line.
+	Permissions []permission.Rule
 }
 
 // Subagent is one entry of `subagents`.
@@ -286,6 +294,12 @@ func merge(base, child *file) *file {
 	if child.mcpServers.set {
 		m.mcpServers = child.mcpServers
 	}
+	if child.hooks.set {
+		m.hooks = child.hooks
+	}
+	if child.permissions.set {
+		m.permissions = child.permissions
+	}
 	return &m
 }
 
@@ -314,7 +328,10 @@ func finish(path string, files []string, f *file) (*Spec, error) {
 		Subagents:        f.subagents.v,
 		Model:            f.model.v,
 		MCPServers:       f.mcpServers.v,
+		Hooks:            f.hooks.v,
+		Permissions:      f.permissions.v,
 	}
+
 	if s.SystemPromptArgs == nil {
 		s.SystemPromptArgs = map[string]string{}
 	}

@@ -211,6 +211,7 @@ func definitions() []pluginsdk.Definition {
 	}
 	return []pluginsdk.Definition{
 		pluginsdk.NewTool[Params]("Shell", "Run a shell command.", NewShell,
+			pluginsdk.WithRuleArgument("command"),
 			pluginsdk.WithTimeout(toolTimeout),
 			pluginsdk.WithDescriptionFile(descriptions, "shell.md",
 				descriptionData{ShellHint: hint, DefaultTimeout: defaultTimeout, MaxTimeout: maxTimeout})),

@@ -1,0 +1,89 @@
+package repl
+
+import (
+	"fmt"
+
+	"github.com/kosong-host/kosong-host/host/loop"
+)
+
+// The stream-json events of hooks, permission rules and agent reloads
+// (see the README (stream-json)).
+type (
+	HookEvent struct {
+		Type       string `json:"type"`
+		Event      string `json:"event"`
+		Target     string `json:"target"`
+		Command    string `json:"command"`
+		Action     string `json:"action"`
+		Reason     string `json:"reason,omitempty"`
+		ExitCode   int    `json:"exit_code"`
+		DurationMS int64  `json:"duration_ms"`
+		Warning    string `json:"warning,omitempty"`
+	}
+	PermissionEvent struct {
+		Type       string `json:"type"`
+		ToolCallID string `json:"tool_call_id"`
+		Tool       string `json:"tool"`
+		Decision   string `json:"decision"`
+		Rule       string `json:"rule"`
+		Where      string `json:"where"`
+		Reason     string `json:"reason"`
+	}
+	ReloadEvent struct {
+		Type    string   `json:"type"`
+		Started []string `json:"started"`
+		Stopped []string `json:"stopped"`
+		Kept    []string `json:"kept"`
+		Tools   []string `json:"tools"`
+		Error   string   `json:"error,omitempty"`
+	}
+)
+
+// guardJSONEvent is the stream-json form of the hook, permission and
+// reload events (nil for other events).
+func guardJSONEvent(e loop.Event) any {
+	switch e := e.(type) {
+	case loop.HookRan:
+		return HookEvent{Type: "hook", Event: e.Event, Target: e.Target, Command: e.Command, Action: e.Action,
+			Reason: e.Reason, ExitCode: e.ExitCode, DurationMS: e.Duration.Milliseconds(), Warning: e.Warning}
+	case loop.PermissionDecided:
+		return PermissionEvent{Type: "permission", ToolCallID: e.ToolCallID, Tool: e.ToolName, Decision: e.Decision,
+			Rule: e.Rule, Where: e.Where, Reason: e.Reason}
+	case loop.AgentReloaded:
+		ev := ReloadEvent{Type: "reload", Started: nonNil(e.Started), Stopped: nonNil(e.Stopped), Kept: nonNil(e.Kept), Tools: nonNil(e.Tools)}
+		if e.Err != nil {
+			ev.Error = e.Err.Error()
+		}
+		return ev
+	}
+	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// guardText is the text form of those events ("" for nothing to show):
+// hook blocks and warnings, permission decisions, reloads.
+func guardText(e loop.Event) (line string, warn bool) {
+	switch e := e.(type) {
+	case loop.HookRan:
+		switch {
+		case e.Warning != "":
+			return "! " + e.Warning, true
+		case e.Action == "block":
+			return fmt.Sprintf("  ⛔ %s hook blocked %s: %s", e.Event, e.Target, e.Reason), false
+		}
+	case loop.PermissionDecided:
+		return fmt.Sprintf("  ⚖ %s: %s by rule %s (%s)", e.ToolName, e.Decision, e.Rule, e.Where), false
+	case loop.AgentReloaded:
+		if e.Err != nil {
+			return fmt.Sprintf("! reload refused, the tools are unchanged: %v", e.Err), true
+		}
+		return fmt.Sprintf("Reloaded the agent: started %v, stopped %v, kept %v", nonNil(e.Started), nonNil(e.Stopped), nonNil(e.Kept)), false
+	}
+	return "", false
+}
