@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/kosong-host/kosong-host/host/hooks"
 	"github.com/kosong-host/kosong-host/host/loop"
@@ -25,6 +26,9 @@ type guardConfig struct {
 func readGuardConfig(s *spec.Spec, configPath string) (guardConfig, error) {
 	if configPath == "" {
 		configPath = config.DefaultPath(os.Getenv)
+	}
+	if abs, err := filepath.Abs(configPath); err == nil && configPath != "" {
+		configPath = abs
 	}
 	var gc guardConfig
 	f, _, err := config.LoadOptional(configPath)

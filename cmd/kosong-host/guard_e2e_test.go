@@ -118,3 +118,34 @@ func TestGuardLoadErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestPermissionsCheck: the command names the deciding rule, its file and
+// line and the argument matched; bad arguments and tools exit 2.
+func TestPermissionsCheck(t *testing.T) {
+	agent := guardAgent + "  permissions:\n    deny: [\"Shell(rm -rf *)\"]\n    allow: [\"Shell(git *)\"]\n"
+	cfg := "permissions:\n  ask: [\"Shell(git push*)\"]\n"
+	work := writeFiles(t, map[string]string{"agent.yaml": agent, "s.md": "hi", "config.yaml": cfg})
+	for _, tc := range []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"Shell", `{"command":"rm -rf /"}`}, 0, []string{"Shell: deny", `deny rule "Shell(rm -rf *)" (` + filepath.Join(work, "agent.yaml") + ":7)", `command = "rm -rf /"`, "with --yolo too"}},
+		{[]string{"Shell", `{"command":"git push"}`}, 0, []string{"Shell: ask", filepath.Join(work, "config.yaml") + ":2"}},
+		{[]string{"Shell", `{"command":"git log"}`}, 0, []string{"Shell: allow", "approved by the rule"}},
+		{[]string{"Shell", `{"command":"make"}`}, 0, []string{"Shell: no rule", "the tool's own approval request decides"}},
+		{[]string{"Shell", `{"command":`}, 2, []string{"not a JSON object"}},
+		{[]string{"Bash", `{}`}, 2, []string{"unknown tool Bash"}},
+	} {
+		r := runHost(t, work, "", append([]string{"permissions", "check", "--config", "config.yaml"}, tc.args...)...)
+		out := r.stdout + r.stderr
+		if r.code != tc.code {
+			t.Errorf("%v: exit %d, want %d\n%s", tc.args, r.code, tc.code, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, out)
+			}
+		}
+	}
+}
