@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/hooks"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/permission"
@@ -70,6 +71,39 @@ func (gc guardConfig) hookRunner(workDir, sessionID string, obs loop.Observer) (
 			obs.Observe(loop.HookRan{Event: r.Event, Target: r.Target, Command: r.Command, Action: string(r.Action),
 				Reason: r.Reason, ExitCode: r.ExitCode, Duration: r.Duration, Warning: r.Warning})
 		}})
+}
+
+// reloadCheck vets a reloaded spec: its hooks and rules (with the
+// configuration file's) must load and the rules must name its tools. The
+// new hooks and rules replace the gate's when the new toolset takes effect.
+func reloadCheck(configPath, workDir, sessionID string, obs loop.Observer, gate *permission.Gate) func(*spec.Spec, []toolset.Spec) (func(), error) {
+	return func(s *spec.Spec, tools []toolset.Spec) (func(), error) {
+		gc, err := readGuardConfig(s, configPath)
+		if err != nil {
+			return nil, err
+		}
+		runner, err := gc.hookRunner(workDir, sessionID, obs)
+		if err != nil {
+			return nil, err
+		}
+		set := gc.ruleSet(workDir)
+		pt := make([]permission.Tool, len(tools))
+		for i, t := range tools {
+			pt[i] = permission.ToolOf(t)
+		}
+		if err := set.Bind(pt); err != nil {
+			return nil, err
+		}
+		return func() { gate.SetRules(set); gate.SetHooks(runner) }, nil
+	}
+}
+
+// reloadEvent is the loop event reporting a reload.
+func reloadEvent(res *agent.Reloaded, err error) loop.AgentReloaded {
+	if err != nil {
+		return loop.AgentReloaded{Err: err}
+	}
+	return loop.AgentReloaded{Started: res.Started, Stopped: res.Stopped, Kept: res.Kept, Tools: res.Tools}
 }
 
 // ruleTools is what the rules know of the toolset's tools.

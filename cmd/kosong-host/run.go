@@ -51,6 +51,7 @@ type runFlags struct {
 	contextSize  int64
 	maxSteps     int
 	yolo         bool
+	watchAgent   bool
 	interactive  bool
 	streamIdle   time.Duration
 }
@@ -91,6 +92,7 @@ telling the model that --yolo allows them, unless --yolo is given.`,
 	fl.IntVar(&f.maxSteps, "max-steps-per-turn", loop.DefaultMaxStepsPerTurn, "steps a turn may take before it is stopped")
 	fl.DurationVar(&f.streamIdle, "stream-idle-timeout", 0, "fail a model response (and retry it) when its stream sends nothing for this long (default: the configuration's stream_idle_timeout, else 5m)")
 	fl.BoolVar(&f.yolo, "yolo", false, "approve every action without asking")
+	fl.BoolVar(&f.watchAgent, "watch-agent", false, "reload the agent when agent.yaml (its extend chain) or its lock file changes, checked before every step")
 	fl.BoolVarP(&f.interactive, "interactive", "i", false, "run the interactive session even when stdin is not a terminal (prompts and approval answers are read line by line)")
 	return cmd
 }
@@ -266,6 +268,16 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 		return exitCode(2, err)
 	}
 	a.Toolset.SetGuard(gate)
+	reloadOpts := agent.ReloadOptions{Check: reloadCheck(f.config, workDir, sess.ID, fe.printer, gate)}
+	report := func(res *agent.Reloaded, err error) { fe.printer.Observe(reloadEvent(res, err)) }
+	if f.watchAgent {
+		a.WatchFiles(reloadOpts, report)
+	}
+	fe.reload = func(ctx context.Context) {
+		res, err := a.Reload(ctx, reloadOpts)
+		report(res, err)
+		a.ApplyPending() // at the prompt no step runs: take effect now
+	}
 	source := "startup"
 	if f.resume != "" {
 		source = "resume"
@@ -274,7 +286,8 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	defer hookRunner.Fire(context.WithoutCancel(ctx), hooks.SessionEnd, "exit", map[string]any{"reason": "exit"})
 
 	l, err := loop.New(loop.Config{Provider: provider, Toolset: a.Toolset, System: system, History: history,
-		MaxStepsPerTurn: f.maxSteps, Observer: fe.printer, MaxContextSize: contextSize, Hooks: hooks.Loop{R: hookRunner}})
+		MaxStepsPerTurn: f.maxSteps, Observer: fe.printer, MaxContextSize: contextSize, Hooks: hooks.Loop{Runner: gate.Hooks},
+		BeforeStep: a.BeforeStep})
 	if err != nil {
 		return exitCode(2, err)
 	}
@@ -301,6 +314,8 @@ type frontEnd struct {
 	decider approval.Decider
 	repl    *repl.REPL // nil in one-shot runs
 	close   func()
+	// reload reloads the agent (/reload), once it is loaded.
+	reload func(ctx context.Context)
 }
 
 // newFrontEnd builds the printer, the approval decider and, for an
@@ -325,7 +340,12 @@ func newFrontEnd(f *runFlags, mode runMode, streamJSON bool, stdin io.Reader, st
 		interrupts := make(chan os.Signal, 1)
 		signal.Notify(interrupts, os.Interrupt)
 		fe.close = func() { signal.Stop(interrupts); lines.Close() }
-		fe.repl = repl.New(repl.Config{Lines: lines, Printer: fe.printer, Prompts: prompts, Interrupts: interrupts, AfterTurn: sess.SaveHistory})
+		fe.repl = repl.New(repl.Config{Lines: lines, Printer: fe.printer, Prompts: prompts, Interrupts: interrupts, AfterTurn: sess.SaveHistory,
+			Reload: func(ctx context.Context) {
+				if fe.reload != nil {
+					fe.reload(ctx)
+				}
+			}})
 		approvalMode, ask = repl.Ask, fe.repl.Asker()
 	}
 	if f.yolo {

@@ -101,10 +101,20 @@ type Agent struct {
 	Status  []ToolStatus
 	// MCP are the agent's MCP servers.
 	MCP *mcpclient.Loaded
+
+	// mu guards Spec, Plugins and Status while a reload swaps them.
+	mu          sync.Mutex
+	rl          *reloader
+	watchOpts   ReloadOptions
+	watchReport func(*Reloaded, error)
 }
 
-// Close stops every plugin.
+// Close stops every plugin, those of a reload not yet in effect too.
 func (a *Agent) Close() {
+	if a.rl != nil {
+		a.ApplyPending()
+		a.rl.closing.Wait()
+	}
 	var wg sync.WaitGroup
 	for _, p := range a.Plugins {
 		wg.Add(1)
@@ -193,6 +203,7 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 		}
 	}
 	opts.Logger.Info(fmt.Sprintf("Loaded tools: [%s]", strings.Join(names, ", ")))
+	a.rl = newReloader(opts, s, refs, a)
 	return a, nil
 }
 

@@ -342,19 +342,20 @@ func lastLine(s string) string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
-// Loop adapts the runner to the loop's hooks (loop.Hooks): UserPromptSubmit,
-// Stop, PreCompact and PostCompact.
-type Loop struct{ R *Runner }
+// Loop adapts a runner to the loop's hooks (loop.Hooks): UserPromptSubmit,
+// Stop, PreCompact and PostCompact. Runner returns the current runner (a
+// reload may replace it).
+type Loop struct{ Runner func() *Runner }
 
 // UserPromptSubmit fires UserPromptSubmit; the matcher sees the prompt.
 func (l Loop) UserPromptSubmit(ctx context.Context, prompt string) (bool, string) {
-	o := l.R.Fire(ctx, UserPromptSubmit, prompt, map[string]any{"prompt": prompt})
+	o := l.Runner().Fire(ctx, UserPromptSubmit, prompt, map[string]any{"prompt": prompt})
 	return o.Action == ActionBlock, o.Reason
 }
 
 // Stop fires Stop; a block's reason continues the turn.
 func (l Loop) Stop(ctx context.Context, active bool) string {
-	o := l.R.Fire(ctx, Stop, "", map[string]any{"stop_hook_active": active})
+	o := l.Runner().Fire(ctx, Stop, "", map[string]any{"stop_hook_active": active})
 	if o.Action != ActionBlock {
 		return ""
 	}
@@ -363,10 +364,10 @@ func (l Loop) Stop(ctx context.Context, active bool) string {
 
 // PreCompact fires PreCompact.
 func (l Loop) PreCompact(ctx context.Context, trigger string, tokens int64) {
-	l.R.Fire(ctx, PreCompact, trigger, map[string]any{"trigger": trigger, "token_count": tokens})
+	l.Runner().Fire(ctx, PreCompact, trigger, map[string]any{"trigger": trigger, "token_count": tokens})
 }
 
 // PostCompact fires PostCompact.
 func (l Loop) PostCompact(ctx context.Context, trigger string, tokens int64) {
-	l.R.Fire(ctx, PostCompact, trigger, map[string]any{"trigger": trigger, "estimated_token_count": tokens})
+	l.Runner().Fire(ctx, PostCompact, trigger, map[string]any{"trigger": trigger, "estimated_token_count": tokens})
 }

@@ -55,6 +55,9 @@ func (g *Gate) SetRules(s *Set) {
 // SetHooks replaces the hooks (an agent reload).
 func (g *Gate) SetHooks(h *hooks.Runner) { g.hooks.Store(h) }
 
+// Hooks are the current hooks.
+func (g *Gate) Hooks() *hooks.Runner { return g.hooks.Load() }
+
 // Rules are the current rules.
 func (g *Gate) Rules() *Set { return g.rules.Load() }
 

@@ -50,7 +50,7 @@ func TestDecide(t *testing.T) {
 	}{
 		{shell, `{"command":"git status"}`, Allow, "Shell(git status*)"},
 		{shell, `{"command":"git status --short"}`, Allow, "Shell(git status*)"},
-		{shell, `{"command":"git status && git diff"}`, None, ""},     // allow needs every part
+		{shell, `{"command":"git status && git diff"}`, None, ""},               // allow needs every part
 		{shell, `{"command":"echo a; rm -rf /tmp/x"}`, Deny, "Shell(rm -rf *)"}, // deny needs one part
 		{shell, `{"command":"echo $(rm -rf /)"}`, Deny, "Shell(rm -rf *)"},
 		{shell, `{"command":"echo 'a; rm -rf b'"}`, None, ""}, // quoted: one part
@@ -64,7 +64,7 @@ func TestDecide(t *testing.T) {
 		{read, `{"path":"` + filepath.Join(work, "secrets", "a", "b") + `"}`, Deny, "ReadFile(./secrets/**)"},
 		{read, `{"path":"sub/secrets/key.pem"}`, None, ""}, // ./ anchors at the work dir
 		{write, `{"path":"src/a/b.go"}`, Allow, "WriteFile(src/**)"},
-		{write, `{"path":"lib/src/b.go"}`, None, ""}, // allow: at the work dir only
+		{write, `{"path":"lib/src/b.go"}`, None, ""},                  // allow: at the work dir only
 		{write, `{"path":"deep/down/.env"}`, Deny, "WriteFile(.env)"}, // deny: any depth
 		{write, `{"path":"../src/x"}`, None, ""},
 		{fetch, `{"url":"https://docs.example.com/a/b"}`, Allow, "FetchURL(https://docs.example.com/*)"},
