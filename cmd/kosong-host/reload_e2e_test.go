@@ -77,3 +77,29 @@ func join(v any) string {
 	}
 	return strings.Join(s, ",")
 }
+
+// TestReplReload: /reload at the prompt loads the edited agent.yaml; the
+// next turn's Echo call runs.
+func TestReplReload(t *testing.T) {
+	two := "version: 1\nagent:\n  name: t\n  system_prompt_path: ./s.md\n  tools: [\"shell:Shell\", \"echo:Echo\"]\n"
+	script := `turns:
+  - tool_calls: [{id: c1, name: Shell, arguments: {command: "cp agent2.yaml agent.yaml"}}]
+  - text: edited
+  - tool_calls: [{id: c2, name: Echo, arguments: {text: via-reload}}]
+  - text: done
+`
+	work := writeFiles(t, map[string]string{"agent.yaml": guardAgent, "agent2.yaml": two, "s.md": "hi", "script.yaml": script})
+	input := "edit the agent\n/reload\nuse echo\nexit\n"
+	r := runHost(t, work, input, "run", "-i", "--yolo", "--provider", "scripted", "--script", "script.yaml", "--output-format", "stream-json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	evs := streamEvents(t, r.stdout)
+	if reloads := eventsOfType(evs, "reload"); len(reloads) != 1 || join(reloads[0]["started"]) != "echo" {
+		t.Fatalf("reload events %v", reloads)
+	}
+	res := eventsOfType(evs, "tool_result")
+	if len(res) != 2 || res[1]["status"] != "ok" || res[1]["output"] != "via-reload" {
+		t.Fatalf("tool results %v", res)
+	}
+}
