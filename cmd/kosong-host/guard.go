@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/permission"
 	"github.com/kosong-host/kosong-host/host/spec"
+	"github.com/kosong-host/kosong-host/host/subagent"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers/config"
 )
@@ -104,6 +106,24 @@ func reloadEvent(res *agent.Reloaded, err error) loop.AgentReloaded {
 		return loop.AgentReloaded{Err: err}
 	}
 	return loop.AgentReloaded{Started: res.Started, Stopped: res.Stopped, Kept: res.Kept, Tools: res.Tools}
+}
+
+// withSubagentHooks fires SubagentStart and SubagentStop around each
+// subagent run (prompt and response cut to 500 characters, as in Kimi).
+func withSubagentHooks(run subagent.Runner, gate *permission.Gate) subagent.Runner {
+	return func(ctx context.Context, name, task string) (string, error) {
+		gate.Hooks().Fire(ctx, hooks.SubagentStart, name, map[string]any{"agent_name": name, "prompt": cut(task, 500)})
+		answer, err := run(ctx, name, task)
+		gate.Hooks().Fire(context.WithoutCancel(ctx), hooks.SubagentStop, name, map[string]any{"agent_name": name, "response": cut(answer, 500)})
+		return answer, err
+	}
+}
+
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n])
+	}
+	return s
 }
 
 // ruleTools is what the rules know of the toolset's tools.

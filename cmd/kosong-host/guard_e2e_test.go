@@ -115,6 +115,11 @@ func TestGuardLoadErrors(t *testing.T) {
 			if r.code != 2 || !strings.Contains(r.stderr, tc.want) || !strings.Contains(r.stderr, filepath.Join(work, "agent.yaml")) {
 				t.Fatalf("exit %d, stderr %q, want %q", r.code, r.stderr, tc.want)
 			}
+			// validate refuses it too.
+			r = runHost(t, work, "", "validate", "--provider", "scripted", "--script", "script.yaml")
+			if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+				t.Fatalf("validate: exit %d, stderr %q, want %q", r.code, r.stderr, tc.want)
+			}
 		})
 	}
 }
@@ -146,6 +151,35 @@ func TestPermissionsCheck(t *testing.T) {
 			if !strings.Contains(out, w) {
 				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, out)
 			}
+		}
+	}
+}
+
+// TestSubagentUnderParentRules: a subagent's calls meet the parent's deny
+// rules, and SubagentStart and SubagentStop hooks run around it.
+func TestSubagentUnderParentRules(t *testing.T) {
+	agent := strings.Replace(guardAgent, "name: t", "name: t\n  subagents:\n    helper: {path: ./sub.yaml, description: helps}", 1) +
+		"  permissions:\n    deny: [\"Shell(rm *)\"]\n" +
+		"  hooks:\n    - {event: SubagentStart, command: \"cat > start.json\"}\n    - {event: SubagentStop, matcher: helper, command: \"cat > stop.json\"}\n"
+	sub := strings.Replace(guardAgent, "name: t", "name: sub", 1)
+	script := `turns:
+  - tool_calls: [{id: p1, name: Agent, arguments: {subagent: helper, prompt: "remove keep.txt"}}]
+  - tool_calls: [{id: s1, name: Shell, arguments: {command: "rm keep.txt"}}]
+  - text: sub done
+  - text: parent done
+`
+	work := writeFiles(t, map[string]string{"agent.yaml": agent, "sub.yaml": sub, "s.md": "hi", "script.yaml": script, "keep.txt": "x"})
+	r := runHost(t, work, "", "run", "--provider", "scripted", "--script", "script.yaml", "--yolo", "-p", "Go.")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !fileExists(filepath.Join(work, "keep.txt")) {
+		t.Fatal("the subagent removed keep.txt")
+	}
+	for file, want := range map[string]string{"start.json": `"prompt":"remove keep.txt"`, "stop.json": `"response":"sub done"`} {
+		data, err := os.ReadFile(filepath.Join(work, file))
+		if err != nil || !strings.Contains(string(data), want) || !strings.Contains(string(data), `"agent_name":"helper"`) {
+			t.Errorf("%s: %q (%v), want %s", file, data, err, want)
 		}
 	}
 }

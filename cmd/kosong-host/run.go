@@ -259,8 +259,8 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 	defer a.Close()
 	if len(s.Subagents) > 0 {
 		run := subagent.NewRunner(subagent.Config{Subagents: s.Subagents, Provider: provider, Options: opts,
-			MaxStepsPerTurn: f.maxSteps, MaxContextSize: contextSize})
-		if err := a.Toolset.Add(subagent.Tool(s.Subagents, run)); err != nil {
+			MaxStepsPerTurn: f.maxSteps, MaxContextSize: contextSize, Guard: gate})
+		if err := a.Toolset.Add(subagent.Tool(s.Subagents, withSubagentHooks(run, gate))); err != nil {
 			return exitCode(2, err)
 		}
 	}

@@ -13,7 +13,9 @@ type fakeHooks struct {
 	compacts []string
 }
 
-func (h *fakeHooks) UserPromptSubmit(context.Context, string) (bool, string) { return h.block, h.reason }
+func (h *fakeHooks) UserPromptSubmit(context.Context, string) (bool, string) {
+	return h.block, h.reason
+}
 func (h *fakeHooks) Stop(context.Context, bool) string {
 	h.stops++
 	return h.stop
