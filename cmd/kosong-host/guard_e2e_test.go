@@ -183,3 +183,37 @@ func TestSubagentUnderParentRules(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionAndToolHooks: hooks from the configuration file and from
+// agent.yaml both run; SessionStart, UserPromptSubmit, PostToolUse and
+// SessionEnd get their fields; stream-json starts with the session event.
+func TestSessionAndToolHooks(t *testing.T) {
+	agent := guardAgent + `  hooks:
+    - {event: SessionStart, command: "cat > start.json"}
+    - {event: UserPromptSubmit, command: "cat > prompt.json"}
+    - {event: PostToolUse, matcher: Shell, command: "cat > post.json"}
+`
+	cfg := "hooks:\n  - {event: SessionEnd, command: \"cat > end.json\"}\n"
+	script := "turns:\n  - tool_calls: [{id: c1, name: Shell, arguments: {command: \"echo out-text\"}}]\n  - text: ok\n"
+	work := writeFiles(t, map[string]string{"agent.yaml": agent, "s.md": "hi", "script.yaml": script, "config.yaml": cfg})
+	r := runHost(t, work, "", "run", "--config", "config.yaml", "--provider", "scripted", "--script", "script.yaml", "--yolo",
+		"--output-format", "stream-json", "-p", "Say it.")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	evs := streamEvents(t, r.stdout)
+	if evs[0]["type"] != "session" || len(eventsOfType(evs, "hook")) < 3 {
+		t.Fatalf("events %v", evs)
+	}
+	for file, want := range map[string]string{
+		"start.json":  `"source":"startup"`,
+		"prompt.json": `"prompt":"Say it."`,
+		"post.json":   `out-text`,
+		"end.json":    `"reason":"exit"`,
+	} {
+		data, err := os.ReadFile(filepath.Join(work, file))
+		if err != nil || !strings.Contains(string(data), want) {
+			t.Errorf("%s: %q (%v), want %s", file, data, err, want)
+		}
+	}
+}

@@ -278,12 +278,6 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 		report(res, err)
 		a.ApplyPending() // at the prompt no step runs: take effect now
 	}
-	source := "startup"
-	if f.resume != "" {
-		source = "resume"
-	}
-	hookRunner.Fire(ctx, hooks.SessionStart, source, map[string]any{"source": source})
-	defer hookRunner.Fire(context.WithoutCancel(ctx), hooks.SessionEnd, "exit", map[string]any{"reason": "exit"})
 
 	l, err := loop.New(loop.Config{Provider: provider, Toolset: a.Toolset, System: system, History: history,
 		MaxStepsPerTurn: f.maxSteps, Observer: fe.printer, MaxContextSize: contextSize, Hooks: hooks.Loop{Runner: gate.Hooks},
@@ -298,6 +292,15 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags) error {
 		fe.printer.Start(repl.Info{SessionID: sess.ID, StateDir: sess.Dir, Agent: s.Name, Provider: provider.Name(),
 			Model: provider.Model(), Tools: a.Toolset.Names()})
 	}
+	// SessionStart after the session event, so stream-json starts with it.
+	source := "startup"
+	if f.resume != "" {
+		source = "resume"
+	}
+	gate.Hooks().Fire(ctx, hooks.SessionStart, source, map[string]any{"source": source})
+	defer func() {
+		gate.Hooks().Fire(context.WithoutCancel(ctx), hooks.SessionEnd, "exit", map[string]any{"reason": "exit"})
+	}()
 	if mode.oneShot {
 		res, err := repl.RunOnce(ctx, l, mode.input, sess.SaveHistory)
 		return turnExit(res, err, streamJSON)
