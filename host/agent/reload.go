@@ -230,16 +230,17 @@ func (a *Agent) Reload(ctx context.Context, ro ReloadOptions) (*Reloaded, error)
 	r.refs = next
 	r.spec = s
 	r.rememberFiles(s)
+	plugins := make([]*plugin.Plugin, 0, len(r.byName))
+	for _, p := range r.byName {
+		plugins = append(plugins, p)
+	}
 	r.stage(func() {
 		if errs := a.Toolset.Replace(remove, add...); len(errs) > 0 {
 			r.opts.Logger.Warn("reload: tools left out", "errors", fmt.Sprint(errs))
 		}
 		a.mu.Lock()
 		a.Spec = s
-		a.Plugins = a.Plugins[:0:0]
-		for _, p := range r.byName {
-			a.Plugins = append(a.Plugins, p)
-		}
+		a.Plugins = plugins
 		a.Status = slices.DeleteFunc(slices.Clone(a.Status), func(st ToolStatus) bool { return slices.Contains(res.Stopped, st.Plugin) })
 		a.Status = append(a.Status, status...)
 		a.mu.Unlock()
