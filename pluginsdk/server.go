@@ -46,7 +46,7 @@ func describe(order []string, defs map[string]*Definition) pluginrpc.Description
 		def := defs[name]
 		d.Tools = append(d.Tools, pluginrpc.ToolSpec{
 			Name: def.name, Description: def.description, ParametersSchema: def.schema,
-			Capabilities: def.Capabilities(), DefaultTimeout: def.timeout,
+			Capabilities: def.Capabilities(), DefaultTimeout: def.timeout, RuleArgument: def.ruleArg,
 		})
 	}
 	return d

@@ -71,6 +71,7 @@ type Definition struct {
 	description string
 	schema      json.RawMessage
 	timeout     time.Duration
+	ruleArg     string
 	ctor        reflect.Value
 	capTypes    []reflect.Type
 	bind        func(v reflect.Value) callFunc
@@ -110,6 +111,15 @@ type Option func(*Definition)
 // WithTimeout sets the tool's default call timeout, which the host applies
 // unless agent.yaml overrides it.
 func WithTimeout(d time.Duration) Option { return func(def *Definition) { def.timeout = d } }
+
+// WithRuleArgument names the argument the host's permission rules match for
+// this tool: with "command", the rule Shell(git status*) matches calls whose
+// command argument matches "git status*". Without it, rules name the tool
+// only.
+func WithRuleArgument(name string) Option { return func(def *Definition) { def.ruleArg = name } }
+
+// RuleArgument is the argument permission rules match ("" for none).
+func (d Definition) RuleArgument() string { return d.ruleArg }
 
 // WithDescriptionFile renders the description from a Markdown template in
 // fsys (usually an embed.FS) with data, replacing the description given.

@@ -18,7 +18,9 @@ import (
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/capability"
+	"github.com/kosong-host/kosong-host/host/hooks"
 	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/permission"
 	"github.com/kosong-host/kosong-host/host/prompt"
 	"github.com/kosong-host/kosong-host/host/repl"
 	"github.com/kosong-host/kosong-host/host/session"
@@ -59,6 +61,7 @@ type runFlags struct {
 	yolo          bool
 	interactive   bool
 	streamIdle    time.Duration
+	watchAgent    bool
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -105,6 +108,7 @@ allows them, unless --yolo is given.`,
 	fl.IntVar(&f.maxSteps, "max-steps-per-turn", loop.DefaultMaxStepsPerTurn, "steps a turn may take before it is stopped")
 	fl.DurationVar(&f.streamIdle, "stream-idle-timeout", 0, "fail a model response (and retry it) when its stream sends nothing for this long (default: the configuration's stream_idle_timeout, else 5m)")
 	fl.BoolVar(&f.yolo, "yolo", false, "approve every action without asking")
+	fl.BoolVar(&f.watchAgent, "watch-agent", false, "reload the agent when agent.yaml (its extend chain) or its lock file changes, checked before every step")
 	fl.BoolVarP(&f.interactive, "interactive", "i", false, "run the interactive session even when stdin is not a terminal (prompts and approval answers are read line by line)")
 	return cmd
 }
@@ -241,6 +245,10 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	if err := checkModelAndProvider(f); err != nil {
 		return err
 	}
+	guards, err := readGuardConfig(s, f.config)
+	if err != nil {
+		return exitCode(2, err)
+	}
 	sel, err := registry.Select(providerOptions(f, s, workDir))
 	if err != nil {
 		return exitCode(2, err)
@@ -277,7 +285,14 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	}
 	defer fe.close()
 
-	opts, err := g.loadOptions(fe.decider, sess.ID, sess.Dir)
+	hookRunner, err := guards.hookRunner(workDir, sess.ID, fe.printer)
+	if err != nil {
+		return exitCode(2, err)
+	}
+	rules := guards.ruleSet(workDir)
+	gate := permission.NewGate(rules, hookRunner, fe.printer)
+	defer gate.Wait()
+	opts, err := g.loadOptions(gate.Decider(fe.decider), sess.ID, sess.Dir)
 	if err != nil {
 		return exitCode(2, err)
 	}
@@ -299,16 +314,31 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	a.Source = g.agentSource
 	if len(s.Subagents) > 0 {
 		run := subagent.NewRunner(subagent.Config{Subagents: s.Subagents, Provider: provider, Options: opts,
-			MaxStepsPerTurn: f.maxSteps, MaxContextSize: contextSize})
-		if err := a.Toolset.Add(subagent.Tool(s.Subagents, run)); err != nil {
+			MaxStepsPerTurn: f.maxSteps, MaxContextSize: contextSize, Guard: gate})
+		if err := a.Toolset.Add(subagent.Tool(s.Subagents, withSubagentHooks(run, gate))); err != nil {
 			return exitCode(2, err)
 		}
+	}
+	if err := bindRules(rules, a.Toolset); err != nil {
+		return exitCode(2, err)
+	}
+	a.Toolset.SetGuard(gate)
+	reloadOpts := agent.ReloadOptions{Check: reloadCheck(f.config, workDir, sess.ID, fe.printer, gate)}
+	report := func(res *agent.Reloaded, err error) { fe.printer.Observe(reloadEvent(res, err)) }
+	if f.watchAgent {
+		a.WatchFiles(reloadOpts, report)
+	}
+	fe.reload = func(ctx context.Context) {
+		res, err := a.Reload(ctx, reloadOpts)
+		report(res, err)
+		a.ApplyPending() // at the prompt no step runs: take effect now
 	}
 
 	refused := &refusals{Observer: fe.printer}
 	newLoop := func(p providers.ChatProvider, history []providers.Message, size int64) (*loop.Loop, error) {
 		return loop.New(loop.Config{Provider: p, Toolset: a.Toolset, System: system, History: history,
-			MaxStepsPerTurn: f.maxSteps, Observer: refused, MaxContextSize: size})
+			MaxStepsPerTurn: f.maxSteps, Observer: refused, MaxContextSize: size, Hooks: hooks.Loop{Runner: gate.Hooks},
+			BeforeStep: a.BeforeStep})
 	}
 	l, err := newLoop(provider, history, contextSize)
 	if err != nil {
@@ -326,6 +356,15 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 			printRecap(stdout, sess.ID, history)
 		}
 	}
+	// SessionStart after the session event, so stream-json starts with it.
+	source := "startup"
+	if f.resume != "" {
+		source = "resume"
+	}
+	gate.Hooks().Fire(ctx, hooks.SessionStart, source, map[string]any{"source": source})
+	defer func() {
+		gate.Hooks().Fire(context.WithoutCancel(ctx), hooks.SessionEnd, "exit", map[string]any{"reason": "exit"})
+	}()
 	if mode.oneShot {
 		return oneShot(ctx, l, mode.input, sess, refused, fe, stdout, streamJSON)
 	}
@@ -347,6 +386,8 @@ type frontEnd struct {
 	// questions answers AskUserQuestion; nil where no one can answer.
 	questions capability.UserInput
 	close     func()
+	// reload reloads the agent (/reload), once it is loaded.
+	reload func(ctx context.Context)
 }
 
 // newFrontEnd builds the printer, the approval decider and, for an
@@ -383,7 +424,12 @@ func newFrontEnd(f *runFlags, mode runMode, streamJSON bool, stdin io.Reader, st
 		signal.Notify(interrupts, os.Interrupt)
 		fe.close = func() { signal.Stop(interrupts); lines.Close() }
 		fe.repl = repl.New(repl.Config{Lines: lines, Keys: keys, Printer: fe.printer, Prompts: prompts, Color: color,
-			Interrupts: interrupts, AfterTurn: sess.SaveHistory})
+			Interrupts: interrupts, AfterTurn: sess.SaveHistory,
+			Reload: func(ctx context.Context) {
+				if fe.reload != nil {
+					fe.reload(ctx)
+				}
+			}})
 		approvalMode, ask = repl.Ask, fe.repl.Asker()
 		fe.questions = fe.repl.Questions()
 	}

@@ -11,9 +11,12 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/mcpclient"
+	"github.com/kosong-host/kosong-host/host/permission"
 	"github.com/kosong-host/kosong-host/host/prompt"
 	"github.com/kosong-host/kosong-host/host/spec"
+	"github.com/kosong-host/kosong-host/host/subagent"
 	"github.com/kosong-host/kosong-host/providers/registry"
 )
 
@@ -77,6 +80,16 @@ func validateAgent(cmd *cobra.Command, g *globals, f *validateFlags) error {
 		return exitCode(2, err)
 	}
 	defer a.Close()
+	// The permission rules must name the tools run would have.
+	if gc, err := readGuardConfig(s, f.config); err == nil {
+		tools := ruleTools(a.Toolset)
+		if len(s.Subagents) > 0 {
+			tools = append(tools, permission.Tool{Name: subagent.ToolName})
+		}
+		if err := gc.ruleSet(workDir).Bind(tools); err != nil {
+			return exitCode(2, err)
+		}
+	}
 	// Warnings go out once nothing else is wrong, so that an error stays
 	// the one line on stderr.
 	for _, w := range warnings {
@@ -116,6 +129,11 @@ func checkWithoutModel(s *spec.Spec, g *globals, f *validateFlags, workDir strin
 		problems = append(problems, err)
 	}
 	problems = append(problems, checkSubagents(s, workDir, map[string]bool{s.Path: true})...)
+	if gc, err := readGuardConfig(s, f.config); err != nil {
+		problems = append(problems, err)
+	} else if _, err := gc.hookRunner(workDir, "validate", loop.ObserverFunc(func(loop.Event) {})); err != nil {
+		problems = append(problems, err)
+	}
 
 	opts := providerOptions(&runFlags{provider: f.provider, model: f.model, config: f.config, script: f.script}, s, workDir)
 	if _, err := registry.Select(opts); err != nil {

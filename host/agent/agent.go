@@ -137,8 +137,13 @@ type Agent struct {
 	// MCP are the agent's MCP servers.
 	MCP *mcpclient.Loaded
 
-	mu   sync.Mutex
-	late []ToolStatus // rows of MCP servers that started after the load
+	// mu guards Spec, Plugins and Status while a reload swaps them, and
+	// late.
+	mu          sync.Mutex
+	late        []ToolStatus // rows of MCP servers that started after the load
+	rl          *reloader
+	watchOpts   ReloadOptions
+	watchReport func(*Reloaded, error)
 }
 
 // Statuses is Status with the rows of the MCP servers that started after
@@ -153,8 +158,12 @@ func (a *Agent) Statuses() []ToolStatus {
 // startup_timeout), or ctx ends: then Statuses lists every tool.
 func (a *Agent) WaitMCP(ctx context.Context) error { return a.MCP.Wait(ctx) }
 
-// Close stops every plugin.
+// Close stops every plugin, those of a reload not yet in effect too.
 func (a *Agent) Close() {
+	if a.rl != nil {
+		a.ApplyPending()
+		a.rl.closing.Wait()
+	}
 	var wg sync.WaitGroup
 	for _, p := range a.Plugins {
 		wg.Add(1)
@@ -195,11 +204,7 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	fromLock, err := applyLock(s, refs, opts.LockFile)
-	if err != nil {
-		return nil, err
-	}
-	confined, err := sandboxes(refs, opts)
+	specs, builtin, failures, err := pluginSpecs(s, refs, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -207,9 +212,51 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	var failures []string
-	var specs []plugin.Spec
-	builtin := map[string]bool{}
+	a := &Agent{Spec: s, Toolset: toolset.New(opts.Logger)}
+	loaded := plugin.Load(ctx, specs, opts.pluginOptions(a.Toolset))
+	a.Plugins = loaded.Plugins
+	failures = append(failures, loaded.Failures...)
+	for _, st := range loaded.Status {
+		if st.Tool != nil {
+			if err := a.Toolset.Add(st.Tool); err != nil {
+				failures = append(failures, fmt.Sprintf("%s:%s (%v)", st.Plugin, st.Name, err))
+				continue
+			}
+		}
+		a.Status = append(a.Status, ToolStatus{Name: st.Name, Plugin: st.Plugin, Path: st.Path, Status: st.Status,
+			Reason: st.Reason, Capabilities: st.Capabilities, Source: st.Source, Builtin: builtin[st.Plugin]})
+	}
+	failures = append(failures, a.addMCP(waitMCP(), opts.Logger)...)
+	if len(failures) > 0 {
+		a.Close()
+		return nil, &LoadError{Failures: failures}
+	}
+	a.MCP.Late(func(l *mcpclient.Loaded) { a.addLateMCP(l, opts.Logger) })
+	var names []string
+	for _, st := range a.Status {
+		if st.Status == "loaded" {
+			names = append(names, st.Name)
+		}
+	}
+	opts.Logger.Info(fmt.Sprintf("Loaded tools: [%s]", strings.Join(names, ", ")))
+	a.rl = newReloader(opts, s, refs, a)
+	return a, nil
+}
+
+// pluginSpecs says how to load the plugins refs name (of agent file s):
+// resolved, pinned (by the file or the run's lock file) and confined; a
+// reference that does not resolve is a failure, an invalid lock file or
+// sandbox an error. builtin says which plugins the host binary serves.
+func pluginSpecs(s *spec.Spec, refs []spec.PluginRef, opts Options) (specs []plugin.Spec, builtin map[string]bool, failures []string, err error) {
+	fromLock, err := applyLock(s, refs, opts.LockFile)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	confined, err := sandboxes(refs, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	builtin = map[string]bool{}
 	for _, ref := range refs {
 		if ref.Remote != nil {
 			sp, err := remoteSpec(ref, opts)
@@ -236,38 +283,17 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 		specs = append(specs, sp)
 		builtin[ref.Name] = res.Builtin
 	}
-	a := &Agent{Spec: s, Toolset: toolset.New(opts.Logger)}
-	loaded := plugin.Load(ctx, specs, plugin.Options{
+	return specs, builtin, failures, nil
+}
+
+// pluginOptions are what the agent's plugins share; calls is the agent's
+// toolset.
+func (opts Options) pluginOptions(calls *toolset.Toolset) plugin.Options {
+	return plugin.Options{
 		SessionID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: opts.StateDir, Decider: opts.Decider,
-		Env: plugin.Environment(opts.WorkDir, opts.Getenv), Calls: a.Toolset, RestartBackoff: opts.RestartBackoff, OnProgress: opts.OnProgress,
-		Questions: opts.Questions, Model: opts.Model,
-	})
-	a.Plugins = loaded.Plugins
-	failures = append(failures, loaded.Failures...)
-	for _, st := range loaded.Status {
-		if st.Tool != nil {
-			if err := a.Toolset.Add(st.Tool); err != nil {
-				failures = append(failures, fmt.Sprintf("%s:%s (%v)", st.Plugin, st.Name, err))
-				continue
-			}
-		}
-		a.Status = append(a.Status, ToolStatus{Name: st.Name, Plugin: st.Plugin, Path: st.Path, Status: st.Status,
-			Reason: st.Reason, Capabilities: st.Capabilities, Source: st.Source, Builtin: builtin[st.Plugin]})
+		Env: plugin.Environment(opts.WorkDir, opts.Getenv), Calls: calls, RestartBackoff: opts.RestartBackoff,
+		OnProgress: opts.OnProgress, Questions: opts.Questions, Model: opts.Model,
 	}
-	failures = append(failures, a.addMCP(waitMCP(), opts.Logger)...)
-	if len(failures) > 0 {
-		a.Close()
-		return nil, &LoadError{Failures: failures}
-	}
-	a.MCP.Late(func(l *mcpclient.Loaded) { a.addLateMCP(l, opts.Logger) })
-	var names []string
-	for _, st := range a.Status {
-		if st.Status == "loaded" {
-			names = append(names, st.Name)
-		}
-	}
-	opts.Logger.Info(fmt.Sprintf("Loaded tools: [%s]", strings.Join(names, ", ")))
-	return a, nil
 }
 
 // pluginSpec says how to load the plugin ref names, found as res.

@@ -88,8 +88,32 @@ func NewSession(ask Asker) *Session {
 	return &Session{ask: ask, approved: map[string]bool{}}
 }
 
+type forceAskKey struct{}
+
+// WithForceAsk marks a request that must be asked even when its action was
+// approved for the session (an ask permission rule, a PreToolUse hook
+// answering "ask").
+func WithForceAsk(ctx context.Context) context.Context {
+	return context.WithValue(ctx, forceAskKey{}, true)
+}
+
+// ForceAsk reports whether ctx carries WithForceAsk.
+func ForceAsk(ctx context.Context) bool { v, _ := ctx.Value(forceAskKey{}).(bool); return v }
+
 // Decide approves actions approved for the session, else asks.
 func (s *Session) Decide(ctx context.Context, req Request) (Decision, error) {
+	if ForceAsk(ctx) {
+		s.askMu.Lock()
+		defer s.askMu.Unlock()
+		answer, feedback, err := s.ask(ctx, req)
+		if err != nil {
+			return Decision{}, err
+		}
+		if answer == Reject {
+			return Decision{Feedback: feedback}, nil
+		}
+		return Decision{Approved: true}, nil
+	}
 	if s.isApproved(req.Action) {
 		return Decision{Approved: true}, nil
 	}

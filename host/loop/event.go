@@ -153,16 +153,53 @@ type TurnEnded struct {
 	Err       error
 }
 
-func (StepStarted) event()      {}
-func (TextDelta) event()        {}
-func (ReasoningDelta) event()   {}
-func (ToolCallStarted) event()  {}
-func (ToolCallFinished) event() {}
-func (UsageReported) event()    {}
-func (StepRetried) event()      {}
-func (StepInterrupted) event()  {}
-func (ResponseStopped) event()  {}
-func (ApprovalDecided) event()  {}
-func (ToolProgress) event()     {}
-func (TurnFailed) event()       {}
-func (TurnEnded) event()        {}
+// HookRan is one run of a user's hook (host/hooks), emitted by the hook
+// runner, from any goroutine. Action is allow, block or ask; Warning says
+// why a failed hook was taken as allow.
+type HookRan struct {
+	Event    string
+	Target   string
+	Command  string
+	Action   string
+	Reason   string
+	ExitCode int
+	Duration time.Duration
+	Warning  string
+}
+
+// PermissionDecided is a permission rule deciding a tool call
+// (host/permission), emitted before the call runs: Decision is allow, ask
+// or deny; Rule the rule as written and Where its file and line.
+type PermissionDecided struct {
+	ToolCallID string
+	ToolName   string
+	Decision   string
+	Rule       string
+	Where      string
+	Reason     string
+}
+
+// AgentReloaded: the agent's toolset was reloaded (host/agent.Reload).
+// Err is set when the new spec was refused (the old toolset stays).
+type AgentReloaded struct {
+	Started, Stopped, Kept []string
+	Tools                  []string
+	Err                    error
+}
+
+func (HookRan) event()           {}
+func (PermissionDecided) event() {}
+func (AgentReloaded) event()     {}
+func (StepStarted) event()       {}
+func (TextDelta) event()         {}
+func (ReasoningDelta) event()    {}
+func (ToolCallStarted) event()   {}
+func (ToolCallFinished) event()  {}
+func (UsageReported) event()     {}
+func (StepRetried) event()       {}
+func (StepInterrupted) event()   {}
+func (ResponseStopped) event()   {}
+func (ApprovalDecided) event()   {}
+func (ToolProgress) event()      {}
+func (TurnFailed) event()        {}
+func (TurnEnded) event()         {}

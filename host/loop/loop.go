@@ -60,7 +60,30 @@ type Config struct {
 	// MaxContextSize is the model's context window in tokens; when the
 	// context nears it the history is compacted. 0 (unknown) never compacts.
 	MaxContextSize int64
+	// Hooks are the user's hooks around turns and compaction; nil runs none.
+	Hooks Hooks
+	// BeforeStep runs before each step (each attempt), between steps: a
+	// changed toolset takes effect there, so the model sees it at its
+	// next step. nil does nothing.
+	BeforeStep func(ctx context.Context)
 }
+
+// Hooks are the user's hooks the loop runs (host/hooks implements them).
+type Hooks interface {
+	// UserPromptSubmit runs before a turn; blocked stops the turn before
+	// any model call, reason shown to the user.
+	UserPromptSubmit(ctx context.Context, prompt string) (blocked bool, reason string)
+	// Stop runs when the model answers without a tool call; a non-empty
+	// reason is sent as a user message and the turn goes on, once.
+	Stop(ctx context.Context, stopHookActive bool) (reason string)
+	// PreCompact and PostCompact run around a compaction of the history.
+	PreCompact(ctx context.Context, trigger string, tokens int64)
+	PostCompact(ctx context.Context, trigger string, tokens int64)
+}
+
+// PromptBlockedText is shown when a UserPromptSubmit hook blocks a prompt
+// without a reason.
+const PromptBlockedText = "Prompt blocked by hook."
 
 // StopReason says why a turn ended.
 type StopReason string
@@ -79,6 +102,9 @@ const (
 	// StopToolCallRepeat: the repeat guard stopped the turn: the model
 	// made the same call in too many consecutive steps.
 	StopToolCallRepeat StopReason = "tool_call_repeat"
+	// StopBlocked: a UserPromptSubmit hook blocked the prompt; the model
+	// was not called.
+	StopBlocked StopReason = "blocked"
 )
 
 // TurnResult sums up a turn.
@@ -187,6 +213,16 @@ func (l *Loop) Turn(ctx context.Context, input string) (TurnResult, error) {
 	l.turnMu.Lock()
 	defer l.turnMu.Unlock()
 
+	if l.cfg.Hooks != nil {
+		if blocked, reason := l.cfg.Hooks.UserPromptSubmit(ctx, input); blocked {
+			if reason == "" {
+				reason = PromptBlockedText
+			}
+			l.emit(TextDelta{Text: reason})
+			l.emit(TurnEnded{Reason: StopBlocked})
+			return TurnResult{Reason: StopBlocked}, nil
+		}
+	}
 	l.appendHistory(providers.Message{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart(input)}})
 	res, err := l.turn(ctx)
 	switch {
@@ -206,12 +242,19 @@ func (l *Loop) Turn(ctx context.Context, input string) (TurnResult, error) {
 func (l *Loop) turn(ctx context.Context) (TurnResult, error) {
 	var res TurnResult
 	repeats := map[string]int{}
+	stopHookActive := false
 	for step := 1; ; step++ {
 		if step > l.cfg.MaxStepsPerTurn {
 			return res, &MaxStepsError{N: l.cfg.MaxStepsPerTurn}
 		}
 		if needsCompaction(l.tokens, l.cfg.MaxContextSize) {
+			if l.cfg.Hooks != nil {
+				l.cfg.Hooks.PreCompact(ctx, "auto", l.tokens)
+			}
 			err := l.compact(ctx, l.tokens, &res.Usage)
+			if l.cfg.Hooks != nil && err == nil && ctx.Err() == nil {
+				l.cfg.Hooks.PostCompact(ctx, "auto", l.tokens)
+			}
 			if ctx.Err() != nil {
 				return res, ctx.Err()
 			}
@@ -238,6 +281,13 @@ func (l *Loop) turn(ctx context.Context) (TurnResult, error) {
 			res.Reason = StopToolCallRepeat
 			return res, nil
 		case len(out.calls) == 0:
+			if l.cfg.Hooks != nil && !stopHookActive {
+				if reason := l.cfg.Hooks.Stop(ctx, false); reason != "" && ctx.Err() == nil {
+					stopHookActive = true
+					l.appendHistory(providers.Message{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart(reason)}})
+					continue
+				}
+			}
 			res.Reason = StopDone
 			return res, nil
 		case out.plainRejection():
@@ -256,6 +306,9 @@ func (l *Loop) turn(ctx context.Context) (TurnResult, error) {
 func (l *Loop) stepWithRetry(ctx context.Context, step int, repeats *map[string]int, usage *providers.Usage) (*stepOutput, error) {
 	attempts := max(l.policy.Attempts, 1)
 	for attempt := 1; ; attempt++ {
+		if l.cfg.BeforeStep != nil {
+			l.cfg.BeforeStep(ctx)
+		}
 		l.emit(StepStarted{Step: step, Attempt: attempt})
 		out, err := l.step(ctx, step, *repeats, usage)
 		if err == nil {

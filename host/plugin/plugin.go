@@ -273,7 +273,8 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 			st.Tool = &tool{plugin: p, onProgress: opts.OnProgress, spec: toolset.Spec{
 				Name: d.GetName(), Description: d.GetDescription(), Parameters: []byte(d.GetParametersSchema()),
 				Source: sp.source(first.Path), Capabilities: d.GetCapabilities(),
-				Timeout: callTimeout(time.Duration(d.GetDefaultTimeoutMs())*time.Millisecond, sp.Timeout),
+				Timeout:      callTimeout(time.Duration(d.GetDefaultTimeoutMs())*time.Millisecond, sp.Timeout),
+				RuleArgument: d.GetRuleArgument(),
 			}}
 		case pluginv1.ToolLoad_STATUS_SKIPPED:
 			st.Status = "skipped"

@@ -225,6 +225,16 @@ func (p *TextPrinter) Observe(e loop.Event) {
 		if t := e.Usage.InputTokens + e.Usage.OutputTokens; t > 0 {
 			p.context = t
 		}
+	case loop.HookRan, loop.PermissionDecided, loop.AgentReloaded:
+		if line, warn := guardText(e); line != "" {
+			p.stopSpinner()
+			p.newline()
+			if warn {
+				fmt.Fprintln(p.errOut, line)
+			} else {
+				p.line(p.style(ansiDim, line))
+			}
+		}
 	case loop.TurnFailed:
 		p.stopSpinner()
 		p.flushMarkdown()

@@ -52,6 +52,9 @@ type Config struct {
 	AfterTurn func(history []providers.Message) error
 	// Prompt is the input prompt; "" means "> ".
 	Prompt string
+	// Reload reloads the agent (/reload); nil: /reload is not offered.
+	// It reports its outcome through the printer itself.
+	Reload func(ctx context.Context)
 }
 
 // REPL is the interactive front end.
@@ -118,6 +121,11 @@ func (r *REPL) Run(ctx context.Context, l *loop.Loop) error {
 			continue
 		case "exit", "quit":
 			return nil
+		case "/reload":
+			if r.cfg.Reload != nil {
+				r.cfg.Reload(ctx)
+				continue
+			}
 		}
 		r.cfg.Lines.AddHistory(trimmed)
 		if isCommand(trimmed) {

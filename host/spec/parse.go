@@ -8,6 +8,9 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kosong-host/kosong-host/host/hooks"
+	"github.com/kosong-host/kosong-host/host/permission"
 )
 
 // opt is a field that may be absent from a file. set means the key was present.
@@ -33,6 +36,8 @@ type file struct {
 	model            opt[string]
 	mcpServers       opt[[]MCPServer]
 	sandbox          opt[*Sandbox]
+	hooks            opt[[]hooks.Hook]
+	permissions      opt[[]permission.Rule]
 }
 
 // abs resolves p against the folder of the file.
@@ -45,7 +50,7 @@ func (f *file) abs(p string) string {
 
 var (
 	topKeys      = []string{"version", "agent"}
-	agentKeys    = []string{"extend", "name", "system_prompt_path", "system_prompt_args", "tools", "allowed_tools", "exclude_tools", "subagents", "model", "mcp_servers", "sandbox"}
+	agentKeys    = []string{"extend", "name", "system_prompt_path", "system_prompt_args", "tools", "allowed_tools", "exclude_tools", "subagents", "model", "mcp_servers", "sandbox", "hooks", "permissions"}
 	subagentKeys = []string{"path", "description"}
 	toolRefKeys  = []string{"plugin", "remote", "name", "tls", "tools", "sha256", "config", "timeout", "env", "allow_secrets", "sandbox"}
 )
@@ -146,6 +151,12 @@ func (p *parser) agent(n *yaml.Node) error {
 		case "sandbox":
 			f.sandbox.v, err = p.sandbox(v, "agent")
 			f.sandbox.set, f.sandbox.line = true, k.Line
+		case "hooks":
+			f.hooks.v, err = p.hooks(v)
+			f.hooks.set, f.hooks.line = true, k.Line
+		case "permissions":
+			f.permissions.v, err = p.permissions(v)
+			f.permissions.set, f.permissions.line = true, k.Line
 		default:
 			return p.unknownKey(k, "agent", agentKeys)
 		}

@@ -41,6 +41,9 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kosong-host/kosong-host/host/hooks"
+	"github.com/kosong-host/kosong-host/host/permission"
 )
 
 // SupportedVersion is the only agent spec version accepted. A file without `version` is
@@ -86,6 +89,11 @@ type Spec struct {
 	// Sandbox confines every plugin whose references set no sandbox of
 	// their own (`sandbox`); nil = none.
 	Sandbox *Sandbox
+	// Hooks are the agent's hooks (`hooks`), in file order.
+	Hooks []hooks.Hook
+	// Permissions are the agent's permission rules (`permissions`), each
+	// with its list, file and line.
+	Permissions []permission.Rule
 }
 
 // Subagent is one entry of `subagents`.
@@ -292,6 +300,12 @@ func merge(base, child *file) *file {
 	if child.sandbox.set {
 		m.sandbox = child.sandbox
 	}
+	if child.hooks.set {
+		m.hooks = child.hooks
+	}
+	if child.permissions.set {
+		m.permissions = child.permissions
+	}
 	return &m
 }
 
@@ -324,7 +338,10 @@ func finish(path string, files []string, f *file) (*Spec, error) {
 		Model:            f.model.v,
 		MCPServers:       f.mcpServers.v,
 		Sandbox:          f.sandbox.v,
+		Hooks:            f.hooks.v,
+		Permissions:      f.permissions.v,
 	}
+
 	if s.SystemPromptArgs == nil {
 		s.SystemPromptArgs = map[string]string{}
 	}

@@ -219,7 +219,7 @@ func FromLoop(e loop.Event) any {
 		}
 		return ev
 	}
-	return nil
+	return guardEvent(e)
 }
 
 func callRefs(calls []providers.ToolCall) []CallRef {

@@ -99,6 +99,9 @@ type Config struct {
 	MaxContextSize int64
 	// Observer receives the subagent loop's events; nil drops them.
 	Observer loop.Observer
+	// Guard admits the subagent's tool calls (the parent's permission
+	// rules and hooks); nil admits all.
+	Guard toolset.Guard
 }
 
 // NewRunner returns the Runner that loads a subagent's spec and tools,
@@ -126,6 +129,9 @@ func NewRunner(cfg Config) Runner {
 			return "", err
 		}
 		defer a.Close()
+		if cfg.Guard != nil {
+			a.Toolset.SetGuard(cfg.Guard)
+		}
 		l, err := loop.New(loop.Config{Provider: cfg.Provider, Toolset: a.Toolset, System: system,
 			MaxStepsPerTurn: cfg.MaxStepsPerTurn, Observer: cfg.Observer, MaxContextSize: cfg.MaxContextSize})
 		if err != nil {

@@ -31,6 +31,9 @@ type Spec struct {
 	// Timeout bounds each call without progress (KeepAlive restarts it);
 	// 0 means none.
 	Timeout time.Duration
+	// RuleArgument is the argument permission rules match (the tool's
+	// Describe declares it); "" means rules name the tool only.
+	RuleArgument string
 }
 
 // Tool is a tool the toolset can run.
@@ -56,6 +59,33 @@ type Toolset struct {
 
 	watchMu  sync.Mutex // held while watchers run, so they see changes in order
 	watchers []func()
+
+	guard Guard
+}
+
+// Guard admits tool calls before they run (permission rules, PreToolUse
+// hooks) and hears of their results (PostToolUse hooks).
+type Guard interface {
+	// Admit runs before the call, with its validated arguments; a non-nil
+	// result ends the call with it instead of running the tool.
+	Admit(ctx context.Context, c Call) *Result
+	// Done runs once the call's result is in; it must not block long.
+	Done(ctx context.Context, c Call, r Result)
+}
+
+// Call is a tool call as a Guard sees it.
+type Call struct {
+	ID   string
+	Spec Spec
+	// Args are the validated arguments, defaults filled in.
+	Args json.RawMessage
+}
+
+// SetGuard sets the guard of every later call (nil: none).
+func (ts *Toolset) SetGuard(g Guard) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	ts.guard = g
 }
 
 type entry struct {
@@ -282,11 +312,23 @@ func (ts *Toolset) Handle(ctx context.Context, call providers.ToolCall) *Pending
 
 	ts.mu.Lock()
 	ts.active[call.ID]++
+	guard := ts.guard
 	ts.mu.Unlock()
 	p := &Pending{done: make(chan struct{})}
 	go func() {
 		start := time.Now()
-		r := ts.run(ctx, e, call.ID, args)
+		var r Result
+		gc := Call{ID: call.ID, Spec: e.spec, Args: args}
+		if guard != nil {
+			if blocked := guard.Admit(ctx, gc); blocked != nil {
+				r = *blocked
+			} else {
+				r = ts.run(ctx, e, call.ID, args)
+			}
+			guard.Done(ctx, gc, r)
+		} else {
+			r = ts.run(ctx, e, call.ID, args)
+		}
 		ts.mu.Lock()
 		if ts.active[call.ID]--; ts.active[call.ID] <= 0 {
 			delete(ts.active, call.ID)

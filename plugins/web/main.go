@@ -52,6 +52,7 @@ func newDefinitions(o options) []pluginsdk.Definition {
 	return []pluginsdk.Definition{
 		pluginsdk.NewTool[FetchParams]("FetchURL", "Fetch a URL as text.",
 			func(cfg pluginsdk.Config) (*FetchURL, error) { return newFetchURL(cfg, o) },
+			pluginsdk.WithRuleArgument("url"),
 			pluginsdk.WithTimeout(o.client.Timeout+5*time.Second),
 			pluginsdk.WithDescriptionFile(descriptions, "fetch_url.md", map[string]any{
 				"Timeout": o.client.Timeout, "MaxMB": o.maxBytes >> 20,

@@ -17,6 +17,7 @@ func ToProtoDescription(d Description) *pluginv1.DescribeResponse {
 		resp.Tools = append(resp.Tools, &pluginv1.ToolSpec{
 			Name: t.Name, Description: t.Description, ParametersSchema: string(t.ParametersSchema),
 			Capabilities: t.Capabilities, DefaultTimeoutMs: t.DefaultTimeout.Milliseconds(),
+			RuleArgument: t.RuleArgument,
 		})
 	}
 	return resp
@@ -36,6 +37,7 @@ func FromProtoToolSpec(t *pluginv1.ToolSpec) ToolSpec {
 	return ToolSpec{
 		Name: t.GetName(), Description: t.GetDescription(), ParametersSchema: json.RawMessage(t.GetParametersSchema()),
 		Capabilities: t.GetCapabilities(), DefaultTimeout: time.Duration(t.GetDefaultTimeoutMs()) * time.Millisecond,
+		RuleArgument: t.GetRuleArgument(),
 	}
 }
 

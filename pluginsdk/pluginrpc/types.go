@@ -15,6 +15,8 @@ type ToolSpec struct {
 	Capabilities []string
 	// DefaultTimeout is the tool's default call timeout; 0 means the host's.
 	DefaultTimeout time.Duration
+	// RuleArgument is the argument permission rules match ("" for none).
+	RuleArgument string
 }
 
 // Description is a binary's answer to Describe.

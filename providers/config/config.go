@@ -88,6 +88,10 @@ type File struct {
 	DefaultModel string
 	Providers    map[string]Provider
 	Models       map[string]Model
+	// Hooks and Permissions are the file's `hooks` and `permissions`, as
+	// written (nil when absent); the host reads them (host/spec.ParseHooks,
+	// host/spec.ParsePermissions), this package only carries them.
+	Hooks, Permissions *yaml.Node
 }
 
 // Provider is a configured provider.
@@ -243,6 +247,8 @@ func Parse(path string, data []byte) (*File, error) {
 				return err
 			})
 		},
+		"hooks":       func(_, v *yaml.Node) error { f.Hooks = v; return nil },
+		"permissions": func(_, v *yaml.Node) error { f.Permissions = v; return nil },
 		"models": func(_, v *yaml.Node) error {
 			return p.each(v, "models", func(k, v *yaml.Node) error {
 				m, err := p.model(k.Value, v)

@@ -128,8 +128,11 @@ type ToolSpec struct {
 	Capabilities []string `protobuf:"bytes,4,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
 	// The tool's default call timeout in milliseconds; 0 means the host's.
 	DefaultTimeoutMs int64 `protobuf:"varint,5,opt,name=default_timeout_ms,json=defaultTimeoutMs,proto3" json:"default_timeout_ms,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The argument permission rules match, e.g. "command" for Shell(git *);
+	// empty: rules name the tool only.
+	RuleArgument  string `protobuf:"bytes,6,opt,name=rule_argument,json=ruleArgument,proto3" json:"rule_argument,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ToolSpec) Reset() {
@@ -195,6 +198,13 @@ func (x *ToolSpec) GetDefaultTimeoutMs() int64 {
 		return x.DefaultTimeoutMs
 	}
 	return 0
+}
+
+func (x *ToolSpec) GetRuleArgument() string {
+	if x != nil {
+		return x.RuleArgument
+	}
+	return ""
 }
 
 type DescribeResponse struct {
@@ -1888,13 +1898,14 @@ var File_plugin_proto protoreflect.FileDescriptor
 const file_plugin_proto_rawDesc = "" +
 	"\n" +
 	"\fplugin.proto\x12\x10kosong.plugin.v1\"\x11\n" +
-	"\x0fDescribeRequest\"\xbf\x01\n" +
+	"\x0fDescribeRequest\"\xe4\x01\n" +
 	"\bToolSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12+\n" +
 	"\x11parameters_schema\x18\x03 \x01(\tR\x10parametersSchema\x12\"\n" +
 	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\x12,\n" +
-	"\x12default_timeout_ms\x18\x05 \x01(\x03R\x10defaultTimeoutMs\"e\n" +
+	"\x12default_timeout_ms\x18\x05 \x01(\x03R\x10defaultTimeoutMs\x12#\n" +
+	"\rrule_argument\x18\x06 \x01(\tR\fruleArgument\"e\n" +
 	"\x10DescribeResponse\x120\n" +
 	"\x05tools\x18\x01 \x03(\v2\x1a.kosong.plugin.v1.ToolSpecR\x05tools\x12\x1f\n" +
 	"\vsdk_version\x18\x02 \x01(\tR\n" +
