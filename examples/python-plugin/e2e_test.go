@@ -132,7 +132,9 @@ func TestPythonPluginThroughHost(t *testing.T) {
 	}
 	work := t.TempDir()
 	agent := fmt.Sprintf("version: 1\nagent:\n  name: py\n  system_prompt_path: ./s.md\n  tools:\n    - {plugin: %q}\n", exe)
-	for name, body := range map[string]string{"agent.yaml": agent, "s.md": "hi"} {
+	// slow.yaml: every call of the plugin times out after a second without progress.
+	slow := fmt.Sprintf("version: 1\nagent:\n  name: py\n  system_prompt_path: ./s.md\n  tools:\n    - {plugin: %q, timeout: 1s}\n", exe)
+	for name, body := range map[string]string{"agent.yaml": agent, "slow.yaml": slow, "s.md": "hi"} {
 		if err := os.WriteFile(filepath.Join(work, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -141,6 +143,7 @@ func TestPythonPluginThroughHost(t *testing.T) {
 
 	tests := []struct {
 		name        string
+		agent       string
 		stdin       string
 		args        []string
 		code        int
@@ -149,7 +152,7 @@ func TestPythonPluginThroughHost(t *testing.T) {
 		stderrHas   string
 		stdoutLines int
 	}{
-		{name: "list", args: []string{"tools", "list"}, stdout: []string{"WordCount", "WhereAmI", "Environment", "loaded"}},
+		{name: "list", args: []string{"tools", "list"}, stdout: []string{"WordCount", "WhereAmI", "Environment", "Countdown", "Progress", "loaded"}},
 		{name: "typed tool", args: []string{"tools", "call", "WordCount", `{"text":"hello big world\nsecond line"}`},
 			stdout: []string{"5 words, 2 lines, 27 characters"}},
 		{name: "default filled in by the host", args: []string{"tools", "call", "WordCount", `{"text":"a b\nc"}`},
@@ -163,10 +166,21 @@ func TestPythonPluginThroughHost(t *testing.T) {
 		{name: "output capped in the plugin", stdin: fmt.Sprintf(`{"text":%q,"per_line":true}`, long),
 			args: []string{"tools", "call", "WordCount"}, stdout: []string{"[...truncated]"}, stdoutNot: []string{strings.Repeat("1\n", 25_001)},
 			stderrHas: "The output was truncated (at most 50000 characters"},
+		{name: "progress keeps a long call alive", agent: "slow.yaml", args: []string{"tools", "call", "Countdown", `{"steps":5}`},
+			stdout: []string{"5 steps"}},
+		{name: "a call without progress times out and is cancelled", agent: "slow.yaml",
+			args: []string{"tools", "call", "Countdown", `{"steps":5,"report":false}`}, code: 1, stderrHas: "Tool Countdown timed out after 1s"},
+		{name: "the plugin sees the cancellation", agent: "slow.yaml",
+			args: []string{"--log-level", "info", "tools", "call", "Countdown", `{"steps":5,"report":false}`}, code: 1,
+			stderrHas: "countdown cancelled"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := run(t, host, work, tt.stdin, nil, append([]string{"--agent", "agent.yaml"}, tt.args...)...)
+			agent := tt.agent
+			if agent == "" {
+				agent = "agent.yaml"
+			}
+			r := run(t, host, work, tt.stdin, nil, append([]string{"--agent", agent}, tt.args...)...)
 			if r.code != tt.code {
 				t.Fatalf("exit %d, want %d\nstdout %s\nstderr %s", r.code, tt.code, r.stdout, r.stderr)
 			}

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""A kosong-host tool plugin in Python: WordCount (a typed tool) and WhereAmI
-(a tool that uses the host's Environment capability). See README.md."""
+"""A kosong-host tool plugin in Python: WordCount (a typed tool), WhereAmI
+(a tool that uses the host's Environment capability) and Countdown (a long
+call that reports Progress and stops when cancelled). See README.md."""
 
 import datetime
 
@@ -26,6 +27,19 @@ def where_am_i(call, args):
     )
 
 
+def countdown(call, args):
+    steps, pause = args["steps"], args["step_ms"] / 1000
+    for i in range(1, steps + 1):
+        # Wait on the cancellation, not time.sleep: a cancelled or timed-out
+        # call must return within the grace period.
+        if call.cancelled.wait(pause):
+            call.log.info("countdown cancelled", step=i - 1)
+            return kp.error("cancelled after %d of %d steps" % (i - 1, steps))
+        if args["report"]:
+            call.report_progress(i, steps, "step %d" % i)
+    return kp.ok("%d steps" % steps)
+
+
 TOOLS = [
     kp.Tool(
         "WordCount",
@@ -47,6 +61,22 @@ TOOLS = [
         {"type": "object", "properties": {}, "additionalProperties": False},
         where_am_i,
         capabilities=["Environment"],
+    ),
+    kp.Tool(
+        "Countdown",
+        "Count steps, pausing between them, and report progress.",
+        {
+            "type": "object",
+            "properties": {
+                "steps": {"type": "integer", "minimum": 1, "maximum": 100},
+                "step_ms": {"type": "integer", "minimum": 1, "default": 300},
+                "report": {"type": "boolean", "default": True, "description": "Report progress after each step."},
+            },
+            "required": ["steps"],
+            "additionalProperties": False,
+        },
+        countdown,
+        capabilities=["Progress"],
     ),
 ]
 
