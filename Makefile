@@ -9,7 +9,7 @@ PREFIX  ?= /usr/local
 # Release builds: no file system paths in the binaries, no symbol tables.
 GOBUILD := $(GO) build -trimpath -ldflags "-s -w"
 
-.PHONY: all build install plugins test check-tracked cross demo bench proto vet fmt clean
+.PHONY: all build install plugins test check-tracked cross demo bench fuzz proto python-stubs vet fmt clean
 
 all: build
 
@@ -93,6 +93,12 @@ proto:
 		--go_out=$(PROTO) --go_opt=paths=source_relative \
 		--go-grpc_out=$(PROTO) --go-grpc_opt=paths=source_relative \
 		$(PROTO)/plugin.proto
+
+# The Python example plugin's stubs, into examples/python-plugin/gen (not
+# committed: its test generates its own). Needs python3-grpcio and
+# python3-grpc-tools.
+python-stubs:
+	examples/python-plugin/gen-stubs.sh
 
 vet:
 	$(GO) vet ./...

@@ -11,6 +11,10 @@ import (
 	"strconv"
 )
 
+// keyExchanges are the TLS 1.3 key exchange groups host and plugin accept,
+// in order of preference.
+var keyExchanges = []tls.CurveID{tls.X25519, tls.CurveP256}
+
 // TLSBundle is the one-time TLS material the host mints for one plugin and
 // hands it over an inherited file descriptor (never the command line or the
 // environment): the plugin's certificate and key, and the host's certificate
@@ -41,9 +45,13 @@ func (b TLSBundle) Config() (*tls.Config, error) {
 		ClientAuth:   tls.RequireAndVerifyClientCert,
 		ServerName:   "localhost",
 		MinVersion:   tls.VersionTLS13,
-		// Plain X25519: the hybrid post-quantum exchange Go prefers by default
-		// costs more than it protects on a one-time, same-machine connection.
-		CurvePreferences: []tls.CurveID{tls.X25519},
+		// X25519 first (what Go peers agree on in one round trip), then
+		// P-256, the only group gRPC's C core (Python's, Ruby's, C++'s gRPC)
+		// offers: a plugin in those languages uses its gRPC's own TLS, as
+		// client and as server. The hybrid post-quantum exchange Go prefers
+		// by default costs more than it protects on a one-time, same-machine
+		// connection.
+		CurvePreferences: keyExchanges,
 	}, nil
 }
 
