@@ -18,17 +18,21 @@ func checkTypos(path string, tools, allowed []ToolRef, allowedSet bool, excludes
 	if allowedSet {
 		refs = allowed
 	}
-	var known []string
-	add := func(names ...string) {
+	// A bare entry names a tool: it is matched against tool names only
+	// (`Shell` is no typo of the plugin `shell`); an entry naming a
+	// plugin, against both.
+	var known, knownTools []string
+	add := func(list *[]string, names ...string) {
 		for _, n := range names {
-			if n != "" && !slices.Contains(known, n) {
-				known = append(known, n)
+			if n != "" && !slices.Contains(*list, n) {
+				*list = append(*list, n)
 			}
 		}
 	}
 	for _, r := range append(slices.Clone(tools), allowed...) {
-		add(r.Lookup)
-		add(r.Tools...)
+		add(&known, r.Lookup)
+		add(&known, r.Tools...)
+		add(&knownTools, r.Tools...)
 	}
 	for i := range excludes {
 		ex := &excludes[i]
@@ -39,7 +43,11 @@ func checkTypos(path string, tools, allowed []ToolRef, allowedSet bool, excludes
 		if name == "" || (!ex.bare && ex.lookup != "" && !slices.Contains(known, ex.lookup)) {
 			name = ex.lookup
 		}
-		if s := suggest.Closest(name, known); s != "" && s != name {
+		candidates := known
+		if ex.bare {
+			candidates = knownTools
+		}
+		if s := suggest.Closest(name, candidates); s != "" && s != name {
 			return &Error{File: path, Msg: fmt.Sprintf("exclude_tools entry %q matches no tool or plugin of the agent (did you mean %s?)", ex.text, s)}
 		}
 	}

@@ -18,6 +18,7 @@ func TestTypoHints(t *testing.T) {
 			`allowed_tools entry "shell:Shel": plugin shell has no tool Shel in tools (did you mean Shell?)`},
 		{"exclude a listed tool", "  tools: [file, \"think:Think\"]\n  exclude_tools: [Think]\n", ""},
 		{"exclude a tool of a whole plugin", "  tools: [file, \"think:Think\"]\n  exclude_tools: [Glob]\n", ""},
+		{"exclude a tool named like its whole plugin", "  tools: [shell, \"think:Think\"]\n  exclude_tools: [Shell]\n", ""},
 		{"exclude matching nothing close", "  tools: [\"think:Think\"]\n  exclude_tools: [Zzzzzz]\n", ""},
 	}
 	for _, tt := range tests {
