@@ -87,13 +87,14 @@ func (o *ptyOutput) copyFrom(r io.Reader) {
 	}
 }
 
-// waitFor waits until the output holds s, for at most a generous bound.
+// waitFor waits until the output holds s (control sequences left out: the
+// terminal renders Markdown), for at most a generous bound.
 func (o *ptyOutput) waitFor(t *testing.T, s string) {
 	t.Helper()
 	deadline := time.After(60 * time.Second)
 	for {
 		o.mu.Lock()
-		has := strings.Contains(o.buf.String(), s)
+		has := strings.Contains(ansiCode.ReplaceAllString(o.buf.String(), ""), s)
 		o.mu.Unlock()
 		if has {
 			return
@@ -103,7 +104,7 @@ func (o *ptyOutput) waitFor(t *testing.T, s string) {
 			if !ok {
 				o.mu.Lock()
 				defer o.mu.Unlock()
-				if !strings.Contains(o.buf.String(), s) {
+				if !strings.Contains(ansiCode.ReplaceAllString(o.buf.String(), ""), s) {
 					t.Fatalf("the terminal closed without showing %q:\n%s", s, o.buf.String())
 				}
 				return
