@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -134,10 +133,7 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 		SkipHostEnv:      true,
 		StartTimeout:     cfg.StartTimeout,
 		Logger:           cfg.Logger.Named(cfg.Name),
-		GRPCDialOptions: []grpc.DialOption{
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(pluginrpc.MaxMessageBytes), grpc.MaxCallSendMsgSize(pluginrpc.MaxMessageBytes)),
-			grpc.WithIdleTimeout(math.MaxInt64),
-		},
+		GRPCDialOptions:  pluginrpc.DialOptions(),
 	}
 	// The plugin's own stderr carries its hclog lines; what its tools print
 	// after Serve comes over go-plugin's stdio stream. Keep the last lines of

@@ -3,7 +3,6 @@ package pluginrpc
 import (
 	"crypto/tls"
 	"errors"
-	"math"
 	"os"
 
 	"github.com/hashicorp/go-hclog"
@@ -45,9 +44,7 @@ func Serve(cfg ServeConfig) error {
 			ProtocolVersion: {PluginName: &Plugin{Impl: cfg.Impl, Logger: cfg.Logger, Overrun: cfg.Overrun}},
 		},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			opts = append(opts, grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
-				grpc.MaxConcurrentStreams(math.MaxUint32))
-			return grpc.NewServer(opts...)
+			return grpc.NewServer(append(opts, ServerOptions()...)...)
 		},
 		Logger: cfg.Logger,
 	}
