@@ -77,6 +77,7 @@ type Process struct {
 	// Tools is what the binary's Describe answered.
 	Tools []*pluginv1.ToolSpec
 
+	calls  *pluginrpc.CallStream
 	client *goplugin.Client
 	cmd    *exec.Cmd
 	conn   *grpc.ClientConn
@@ -191,6 +192,7 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	}
 	remote := d.remote
 	p.Remote, p.conn, p.done = remote, d.conn, d.done
+	p.calls = pluginrpc.NewCallStream(remote.Plugin)
 	dctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
 	desc, err := remote.Plugin.Describe(dctx, &pluginv1.DescribeRequest{})
@@ -315,6 +317,12 @@ func (h *hostSide) GRPCClient(ctx context.Context, broker *goplugin.GRPCBroker, 
 	return &dispensed{remote: remote, conn: conn, done: ctx.Done()}, nil
 }
 
+// Call runs one tool call: on the plugin's Calls stream, or as a unary
+// Call for a plugin without one. Its errors are gRPC status errors.
+func (p *Process) Call(ctx context.Context, req *pluginv1.CallRequest) (*pluginv1.CallResponse, error) {
+	return p.calls.Call(ctx, req)
+}
+
 // Done is closed once the plugin process has exited (and its stderr has
 // been read).
 func (p *Process) Done() <-chan struct{} { return p.done }
@@ -384,7 +392,14 @@ func (p *Process) Close() {
 	<-stopped
 }
 
-func (p *Process) stop() { p.once.Do(p.client.Kill) }
+func (p *Process) stop() {
+	p.once.Do(func() {
+		if p.calls != nil {
+			p.calls.Close()
+		}
+		p.client.Kill()
+	})
+}
 
 func (p *Process) killGroup() {
 	if p.cmd.Process != nil {

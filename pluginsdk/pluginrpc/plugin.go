@@ -107,6 +107,11 @@ func (s *grpcServer) Load(ctx context.Context, req *pluginv1.LoadRequest) (*plug
 }
 
 func (s *grpcServer) Call(ctx context.Context, req *pluginv1.CallRequest) (*pluginv1.CallResponse, error) {
+	return s.call(ctx, req)
+}
+
+// call runs one call, of the unary Call or of the Calls stream.
+func (s *grpcServer) call(ctx context.Context, req *pluginv1.CallRequest) (*pluginv1.CallResponse, error) {
 	stop := watchdog(ctx, s.grace, func() {
 		s.logger.Error("tool did not return after its call was cancelled; exiting so the host restarts the plugin",
 			"tool", req.GetToolName(), "id", req.GetToolCallId(), "grace", s.grace)
