@@ -323,6 +323,10 @@ func (p *Process) Call(ctx context.Context, req *pluginv1.CallRequest) (*pluginv
 	return p.calls.Call(ctx, req)
 }
 
+// Streaming reports whether the plugin's calls go over its Calls stream
+// (false before the first call, and for a plugin built before the stream).
+func (p *Process) Streaming() bool { return p.calls.Streaming() }
+
 // Done is closed once the plugin process has exited (and its stderr has
 // been read).
 func (p *Process) Done() <-chan struct{} { return p.done }

@@ -272,6 +272,14 @@ func (c *CallStream) send(f *pluginv1.CallFrame) error {
 	return nil
 }
 
+// Streaming reports whether calls go over the stream: false before the
+// first call and for a plugin without the stream.
+func (c *CallStream) Streaming() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stream != nil
+}
+
 // Close ends the stream; calls still waiting get Canceled.
 func (c *CallStream) Close() {
 	c.mu.Lock()
