@@ -4,11 +4,16 @@ package bench
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/mcpclient"
+	"github.com/kosong-host/kosong-host/host/plugin"
 	"github.com/kosong-host/kosong-host/host/spec"
 	"github.com/kosong-host/kosong-host/host/testbin"
 	"github.com/kosong-host/kosong-host/host/toolset"
@@ -64,4 +69,77 @@ func BenchmarkRoundTripVsMCP(b *testing.B) {
 	b.Logf("  plugin (go-plugin gRPC, mTLS) : %8.1f / %8.1f us", us(pl[0]), us(pl[1]))
 	b.Logf("  MCP stdio server              : %8.1f / %8.1f us", us(mc[0]), us(mc[1]))
 	b.Logf("  plugin / MCP: p50 %.2f (target <= 0.5), p99 %.2f (target <= 0.25)", p50, p99)
+}
+
+// defaultAgentPlugins are the plugins of agents/default/agent.yaml.
+var defaultAgentPlugins = []string{"shell", "file", "web", "todo", "think"}
+
+// hostBinary is bin/kosong-host when `make build` made it (what `make
+// bench` runs), else the host built for the test.
+func hostBinary(b *testing.B) string {
+	if p := filepath.Join(testbin.Root(), "bin", "kosong-host"); fileExists(p) {
+		return p
+	}
+	p, err := testbin.Build("cmd/kosong-host", "kosong-host")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// BenchmarkParallelStart: the default agent's plugins, as built-ins (the
+// host binary run with `plugin-serve NAME`), each started alone (launch,
+// Describe, Load of its tools) and all started in parallel, in turns.
+// Target: parallel at most 1.2x the optimum, N / cores x one start (the
+// starts alone, summed, over the cores).
+func BenchmarkParallelStart(b *testing.B) {
+	host := hostBinary(b)
+	specs := make([]plugin.Spec, len(defaultAgentPlugins))
+	for i, name := range defaultAgentPlugins {
+		specs[i] = plugin.Spec{Config: plugin.Config{Name: name, Path: host, Args: []string{"plugin-serve", name}, Builtin: true}}
+	}
+	opts := func() plugin.Options {
+		return plugin.Options{WorkDir: b.TempDir(), StateDir: b.TempDir(), Decider: approval.Deny{}}
+	}
+	start := func(specs ...plugin.Spec) time.Duration {
+		o := opts()
+		t0 := time.Now()
+		l := plugin.Load(context.Background(), specs, o)
+		d := time.Since(t0)
+		if len(l.Failures) > 0 {
+			b.Fatalf("start: %v", l.Failures)
+		}
+		l.Close()
+		return d
+	}
+	for _, sp := range specs { // warm up: page cache, first handshakes
+		start(sp)
+	}
+	const rounds = 7
+	var alone, par, ratios []time.Duration
+	b.ResetTimer()
+	for range rounds {
+		var sum time.Duration
+		for _, sp := range specs {
+			sum += start(sp)
+		}
+		p := start(specs...)
+		alone, par = append(alone, sum), append(par, p)
+		ratios = append(ratios, p*1000/(sum/time.Duration(runtime.NumCPU())))
+	}
+	b.StopTimer()
+	sumP50, _ := percentiles(alone)
+	parP50, _ := percentiles(par)
+	ratio, _ := percentiles(ratios)
+	cores := runtime.NumCPU()
+	b.ReportMetric(ms(sumP50)/float64(len(specs)), "start-one-ms")
+	b.ReportMetric(ms(parP50), "start-parallel-ms")
+	b.ReportMetric(float64(ratio)/1000, "parallel/optimum")
+	b.Logf("start of the default agent's %d plugins as built-ins (%s), launch + Describe + Load, %d rounds in turns (medians):",
+		len(specs), filepath.Base(host), rounds)
+	b.Logf("  each alone, summed : %6.1f ms (%.1f ms a plugin)", ms(sumP50), ms(sumP50)/float64(len(specs)))
+	b.Logf("  all in parallel    : %6.1f ms", ms(parP50))
+	b.Logf("  parallel / optimum (summed / %d cores): %.2f (median of the rounds' ratios; target <= 1.2)", cores, float64(ratio)/1000)
 }

@@ -64,6 +64,12 @@ type Config struct {
 	// supervisor kills a process that does not answer within it (0 is
 	// supervise.DefaultGrace).
 	CancelGrace time.Duration
+	// Builtin says the plugin is the host binary itself (`plugin-serve
+	// NAME`): its SDK is this one, which restores the garbage collector
+	// the host turns off for the binary's package initialisation (see
+	// pluginrpc.InitGCEnv). Package init of the host binary allocates
+	// several MB, which would otherwise cost a few collections a start.
+	Builtin bool
 	// NoTLS turns mutual TLS off. Only benchmarks set it, to measure its cost.
 	NoTLS bool
 }
@@ -120,6 +126,9 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	cmd.Env = proc.Env(cfg.Getenv, cfg.Env...)
 	if lvl := cfg.Logger.GetLevel(); lvl != hclog.NoLevel && lvl != hclog.Off {
 		cmd.Env = append(cmd.Env, pluginrpc.LogLevelEnv+"="+lvl.String())
+	}
+	if cfg.Builtin {
+		cmd.Env = append(cmd.Env, "GOGC=off", pluginrpc.InitGCEnv+"=100")
 	}
 	if cfg.CancelGrace > 0 {
 		cmd.Env = append(cmd.Env, pluginrpc.CancelGraceEnv+"="+cfg.CancelGrace.String())

@@ -4,6 +4,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"os"
+	"runtime/debug"
+	"strconv"
 
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
@@ -31,6 +33,7 @@ var ErrNotLaunched = errors.New("this binary is a kosong-host tool plugin: koson
 // one-time TLS material the host handed over, and returns when the host
 // ends the plugin.
 func Serve(cfg ServeConfig) error {
+	restoreGC()
 	if os.Getenv(Handshake.MagicCookieKey) != Handshake.MagicCookieValue {
 		return ErrNotLaunched
 	}
@@ -70,4 +73,18 @@ func NewLogger() hclog.Logger {
 // form, which a plugin binary prints for --describe.
 func MarshalDescription(d Description) ([]byte, error) {
 	return protojson.MarshalOptions{Multiline: true}.Marshal(ToProtoDescription(d))
+}
+
+// restoreGC turns the garbage collector back on at the GOGC value of
+// InitGCEnv, when the host deferred it past package initialisation.
+func restoreGC() {
+	v := os.Getenv(InitGCEnv)
+	if v == "" {
+		return
+	}
+	pct, err := strconv.Atoi(v)
+	if err != nil || pct <= 0 {
+		pct = 100
+	}
+	debug.SetGCPercent(pct)
 }
