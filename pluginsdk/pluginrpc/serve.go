@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
@@ -75,6 +76,15 @@ func MarshalDescription(d Description) ([]byte, error) {
 	return protojson.MarshalOptions{Multiline: true}.Marshal(ToProtoDescription(d))
 }
 
+// The collector the host deferred past package initialisation resumes
+// once the plugin's start is over (restoreAfter), or earlier when the heap
+// reaches startHeapLimit: a collection at once would only mark what package
+// init allocated, on the CPU the host's other plugins are starting on.
+const (
+	restoreAfter   = time.Second
+	startHeapLimit = 64 << 20
+)
+
 // restoreGC turns the garbage collector back on at the GOGC value of
 // InitGCEnv, when the host deferred it past package initialisation.
 func restoreGC() {
@@ -82,9 +92,20 @@ func restoreGC() {
 	if v == "" {
 		return
 	}
+	pct := gcPercent(v)
+	limit := debug.SetMemoryLimit(startHeapLimit)
+	time.AfterFunc(restoreAfter, func() {
+		debug.SetGCPercent(pct)
+		debug.SetMemoryLimit(limit)
+	})
+}
+
+// gcPercent reads a GOGC value; anything but a positive percentage is the
+// default, 100.
+func gcPercent(v string) int {
 	pct, err := strconv.Atoi(v)
 	if err != nil || pct <= 0 {
-		pct = 100
+		return 100
 	}
-	debug.SetGCPercent(pct)
+	return pct
 }
