@@ -95,6 +95,7 @@ type CallStream struct {
 	unary   bool // the plugin has no Calls stream
 	stream  grpc.BidiStreamingClient[pluginv1.CallFrame, pluginv1.CallEvent]
 	end     context.CancelFunc // ends the stream
+	opening chan struct{}      // closed when the opening in progress ends
 	nextID  uint64
 	pending map[uint64]chan *pluginv1.CallEvent
 	sendMu  sync.Mutex
@@ -151,31 +152,52 @@ func eventResult(ev *pluginv1.CallEvent) (*pluginv1.CallResponse, error) {
 	return ev.GetResponse(), nil
 }
 
-// register opens the stream if need be and reserves an id for a call.
+// register opens the stream if need be and reserves an id for a call. A
+// call that comes while another opens the stream waits for the outcome, or
+// for its own ctx to end.
 func (c *CallStream) register(ctx context.Context) (uint64, chan *pluginv1.CallEvent, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return 0, nil, status.Error(codes.Canceled, "the plugin's calls are closed")
-	}
-	if c.unary {
-		return 0, nil, errNoStream
-	}
-	if c.stream == nil {
-		if err := c.openLocked(ctx); err != nil {
-			return 0, nil, err
+	for {
+		c.mu.Lock()
+		switch {
+		case c.closed:
+			c.mu.Unlock()
+			return 0, nil, status.Error(codes.Canceled, "the plugin's calls are closed")
+		case c.unary:
+			c.mu.Unlock()
+			return 0, nil, errNoStream
+		case c.stream != nil:
+			c.nextID++
+			ch := make(chan *pluginv1.CallEvent, 1)
+			c.pending[c.nextID] = ch
+			c.mu.Unlock()
+			return c.nextID, ch, nil
+		case c.opening != nil:
+			wait := c.opening
+			c.mu.Unlock()
+			select {
+			case <-wait:
+			case <-ctx.Done():
+				return 0, nil, status.FromContextError(ctx.Err()).Err()
+			}
+		default:
+			done := make(chan struct{})
+			c.opening = done
+			c.mu.Unlock()
+			err := c.open(ctx)
+			c.mu.Lock()
+			c.opening = nil
+			close(done)
+			c.mu.Unlock()
+			if err != nil && !errors.Is(err, errNoStream) {
+				return 0, nil, err
+			}
 		}
 	}
-	c.nextID++
-	ch := make(chan *pluginv1.CallEvent, 1)
-	c.pending[c.nextID] = ch
-	return c.nextID, ch, nil
 }
 
-// openLocked opens the stream and waits for the plugin's answer: the event
-// of id 0, or Unimplemented from a plugin without the stream. c.mu is held:
-// calls that come meanwhile wait for the answer.
-func (c *CallStream) openLocked(ctx context.Context) error {
+// open opens the stream and waits for the plugin's answer: the event of id
+// 0, or Unimplemented from a plugin without the stream.
+func (c *CallStream) open(ctx context.Context) error {
 	sctx, end := context.WithCancel(context.Background())
 	stream, err := c.client.Calls(sctx)
 	if err != nil {
@@ -197,17 +219,25 @@ func (c *CallStream) openLocked(ctx context.Context) error {
 		<-first
 		return status.FromContextError(ctx.Err()).Err()
 	}
-	if status.Code(err) == codes.Unimplemented {
-		end()
-		c.unary = true
-		return errNoStream
-	}
 	if err != nil {
 		end()
-		return err
+		if status.Code(err) != codes.Unimplemented {
+			return err
+		}
+		c.mu.Lock()
+		c.unary = true
+		c.mu.Unlock()
+		return errNoStream
 	}
-	c.stream, c.end, c.pending = stream, end, map[uint64]chan *pluginv1.CallEvent{}
-	go c.receive(stream, end)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.closed:
+		end()
+	default:
+		c.stream, c.end, c.pending = stream, end, map[uint64]chan *pluginv1.CallEvent{}
+		go c.receive(stream, end)
+	}
 	return nil
 }
 

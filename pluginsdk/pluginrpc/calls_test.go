@@ -263,3 +263,57 @@ func TestCallStreamFallsBackToUnaryCall(t *testing.T) {
 		t.Fatal("the plugin's unary call was not cancelled")
 	}
 }
+
+// slowOpen holds the opening of the Calls stream until release is closed.
+type slowOpen struct {
+	*grpcServer
+	release chan struct{}
+}
+
+func (s slowOpen) Calls(stream grpc.BidiStreamingServer[pluginv1.CallFrame, pluginv1.CallEvent]) error {
+	<-s.release
+	return s.grpcServer.Calls(stream)
+}
+
+// TestCallStreamWaitForTheOpeningEndsWithTheCall: a call that comes while
+// another opens the stream still ends with its own context.
+func TestCallStreamWaitForTheOpeningEndsWithTheCall(t *testing.T) {
+	release := make(chan struct{})
+	client, _ := serve(t, slowOpen{grpcServer: streamServer(newFake()), release: release})
+	cs := NewCallStream(client)
+	defer cs.Close()
+	first := make(chan string, 1)
+	go func() {
+		resp, err := cs.Call(context.Background(), &pluginv1.CallRequest{ToolName: "Echo", Arguments: "first"})
+		if err != nil {
+			first <- err.Error()
+			return
+		}
+		first <- resp.GetOk().GetOutput()[0].GetText()
+	}()
+	for deadline := time.Now().Add(bound); ; time.Sleep(time.Millisecond) {
+		cs.mu.Lock()
+		opening := cs.opening != nil
+		cs.mu.Unlock()
+		if opening {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the stream never began opening")
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := cs.Call(ctx, &pluginv1.CallRequest{ToolName: "Echo"}); status.Code(err) != codes.DeadlineExceeded {
+		t.Fatalf("a call waiting for the opening: %v", err)
+	}
+	close(release)
+	select {
+	case got := <-first:
+		if got != "first" {
+			t.Fatalf("the opening call: %s", got)
+		}
+	case <-time.After(bound):
+		t.Fatal("the opening call did not return")
+	}
+}
