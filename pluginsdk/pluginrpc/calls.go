@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -14,9 +15,45 @@ import (
 	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
 
-// The plugin's side of the Calls stream: each CallFrame runs on a goroutine
-// of its own, under the same watchdog as a unary Call, and its outcome goes
-// back as a CallEvent of the same id.
+// The plugin's side of the Calls stream: each CallFrame runs on a worker
+// goroutine of its own (see callWorkers), under the same watchdog as a
+// unary Call, and its outcome goes back as a CallEvent of the same id.
+
+// streamCall is one running call of the stream. The watchdog is armed
+// where the call's context is ended (a cancel frame, its timeout, the end
+// of the stream) rather than by watching the context: that saves a
+// channel and a registration in the parent context on every call.
+type streamCall struct {
+	req     *pluginv1.CallRequest
+	cancel  context.CancelFunc
+	mu      sync.Mutex
+	done    bool
+	dog     *time.Timer // the watchdog, once armed
+	timeout *time.Timer // ends the call at its deadline
+}
+
+// end cancels the call and, unless it has returned, arms the watchdog.
+func (c *streamCall) end(grace time.Duration, overrun func()) {
+	c.cancel()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.done && c.dog == nil {
+		c.dog = time.AfterFunc(grace, overrun)
+	}
+}
+
+// finish records that the call returned, disarming the watchdog.
+func (c *streamCall) finish() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.done = true
+	if c.dog != nil {
+		c.dog.Stop()
+	}
+	if c.timeout != nil {
+		c.timeout.Stop()
+	}
+}
 
 // Calls serves the Calls stream until the host ends it; the calls still
 // running then are cancelled.
@@ -33,7 +70,17 @@ func (s *grpcServer) Calls(stream grpc.BidiStreamingServer[pluginv1.CallFrame, p
 		return err
 	}
 	var mu sync.Mutex
-	running := map[uint64]context.CancelFunc{}
+	running := map[uint64]*streamCall{}
+	overrun := func(req *pluginv1.CallRequest) func() {
+		return func() { s.overran(req) }
+	}
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range running {
+			c.end(s.grace, overrun(c.req))
+		}
+	}()
 	for {
 		f, err := stream.Recv()
 		if err != nil {
@@ -42,31 +89,37 @@ func (s *grpcServer) Calls(stream grpc.BidiStreamingServer[pluginv1.CallFrame, p
 		id := f.GetId()
 		if f.GetCancel() {
 			mu.Lock()
-			cancel := running[id]
+			c := running[id]
 			mu.Unlock()
-			if cancel != nil {
-				cancel()
+			if c != nil {
+				c.end(s.grace, overrun(c.req))
 			}
 			continue
 		}
-		if id == 0 || f.GetCall() == nil {
+		req := f.GetCall()
+		if id == 0 || req == nil {
 			continue
 		}
 		cctx, cancel := context.WithCancel(ctx)
+		c := &streamCall{req: req, cancel: cancel}
 		if d := f.GetTimeoutNs(); d > 0 {
 			var stop context.CancelFunc
 			cctx, stop = context.WithTimeout(cctx, time.Duration(d))
-			cancel = joinCancel(stop, cancel)
+			c.cancel = joinCancel(stop, cancel)
+			c.mu.Lock()
+			c.timeout = time.AfterFunc(time.Duration(d), func() { c.end(s.grace, overrun(req)) })
+			c.mu.Unlock()
 		}
 		mu.Lock()
-		running[id] = cancel
+		running[id] = c
 		mu.Unlock()
-		go func() {
-			resp, err := s.call(cctx, f.GetCall())
+		s.workers.run(func() {
+			resp, err := s.run(cctx, req)
+			c.finish()
 			mu.Lock()
 			delete(running, id)
 			mu.Unlock()
-			cancel()
+			c.cancel()
 			ev := &pluginv1.CallEvent{Id: id, Response: resp}
 			if err != nil {
 				st := status.Convert(err)
@@ -76,7 +129,38 @@ func (s *grpcServer) Calls(stream grpc.BidiStreamingServer[pluginv1.CallFrame, p
 				}
 			}
 			_ = send(ev) // a failed send means the stream is gone
-		}()
+		})
+	}
+}
+
+// callWorkers runs the stream's calls on goroutines kept between calls,
+// whose stacks have grown already: a new goroutine per call would grow
+// its stack (copying it) on every call. A call that finds no idle worker
+// gets a new one; at most maxIdleWorkers stay parked.
+type callWorkers struct {
+	ch   chan func()
+	idle atomic.Int32
+}
+
+const maxIdleWorkers = 8
+
+func (w *callWorkers) run(f func()) {
+	select {
+	case w.ch <- f:
+	default:
+		go w.work(f)
+	}
+}
+
+func (w *callWorkers) work(f func()) {
+	for {
+		f()
+		if w.idle.Add(1) > maxIdleWorkers {
+			w.idle.Add(-1)
+			return
+		}
+		f = <-w.ch
+		w.idle.Add(-1)
 	}
 }
 
@@ -167,10 +251,10 @@ func (c *CallStream) register(ctx context.Context) (uint64, chan *pluginv1.CallE
 			return 0, nil, errNoStream
 		case c.stream != nil:
 			c.nextID++
-			ch := make(chan *pluginv1.CallEvent, 1)
-			c.pending[c.nextID] = ch
+			id, ch := c.nextID, make(chan *pluginv1.CallEvent, 1)
+			c.pending[id] = ch
 			c.mu.Unlock()
-			return c.nextID, ch, nil
+			return id, ch, nil
 		case c.opening != nil:
 			wait := c.opening
 			c.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -46,6 +47,9 @@ func (f *fakeServer) Call(ctx context.Context, req CallRequest) (Result, error) 
 		<-ctx.Done()
 		f.cancelled <- req.ToolCallID
 		return Result{Kind: ResultError, Message: "cancelled"}, nil
+	case "Stuck":
+		f.started <- req.ToolCallID
+		select {} // ignores its context
 	case "Fail":
 		return Result{}, status.Error(codes.FailedPrecondition, "not now")
 	}
@@ -74,7 +78,7 @@ func newFake() *fakeServer {
 }
 
 func streamServer(impl Server) *grpcServer {
-	return &grpcServer{impl: impl, grace: time.Minute, overrun: func() {}, logger: nil}
+	return newGRPCServer(impl, nil, hclog.NewNullLogger(), time.Minute, func() {})
 }
 
 func text(t *testing.T, cs *CallStream, ctx context.Context, req *pluginv1.CallRequest) string {
@@ -316,4 +320,62 @@ func TestCallStreamWaitForTheOpeningEndsWithTheCall(t *testing.T) {
 	case <-time.After(bound):
 		t.Fatal("the opening call did not return")
 	}
+}
+
+// TestCallStreamOverrun: a streamed call still running past the grace
+// period after it was cancelled, or after the stream ended, overruns as a
+// unary call does; one that returns in time does not.
+func TestCallStreamOverrun(t *testing.T) {
+	for _, how := range []string{"cancelled", "stream ended", "deadline"} {
+		t.Run(how, func(t *testing.T) {
+			f := newFake()
+			overrun := make(chan struct{}, 1)
+			srv := newGRPCServer(f, nil, hclog.NewNullLogger(), 20*time.Millisecond, func() {
+				select {
+				case overrun <- struct{}{}:
+				default:
+				}
+			})
+			client, _ := serve(t, srv)
+			cs := NewCallStream(client)
+			defer cs.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if how == "deadline" {
+				ctx, cancel = context.WithTimeout(ctx, 100*time.Millisecond)
+				defer cancel()
+			}
+			go cs.Call(ctx, &pluginv1.CallRequest{ToolCallId: "s", ToolName: "Stuck"})
+			<-f.started
+			switch how {
+			case "cancelled":
+				cancel()
+			case "stream ended":
+				cs.Close()
+			}
+			select {
+			case <-overrun:
+			case <-time.After(bound):
+				t.Fatal("no overrun")
+			}
+		})
+	}
+	t.Run("returns in time", func(t *testing.T) {
+		f := newFake()
+		overrun := make(chan struct{}, 1)
+		srv := newGRPCServer(f, nil, hclog.NewNullLogger(), 100*time.Millisecond, func() { overrun <- struct{}{} })
+		client, _ := serve(t, srv)
+		cs := NewCallStream(client)
+		defer cs.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		go cs.Call(ctx, &pluginv1.CallRequest{ToolCallId: "w", ToolName: "Wait"})
+		<-f.started
+		cancel()
+		<-f.cancelled
+		select {
+		case <-overrun:
+			t.Fatal("overrun after the call returned")
+		case <-time.After(300 * time.Millisecond):
+		}
+	})
 }
