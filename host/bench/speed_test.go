@@ -117,7 +117,7 @@ func BenchmarkParallelStart(b *testing.B) {
 	for _, sp := range specs { // warm up: page cache, first handshakes
 		start(sp)
 	}
-	const rounds = 7
+	const rounds = 15
 	var alone, par, ratios []time.Duration
 	var cpu time.Duration
 	b.ResetTimer()
