@@ -301,7 +301,7 @@ func pluginSpec(ref spec.PluginRef, res Resolved, opts Options) plugin.Spec {
 	sp := plugin.Spec{
 		Source: res.Source(ref.Name),
 		Config: plugin.Config{
-			Name: ref.Name, Path: res.Path, Args: res.Args, SHA256: ref.SHA256, Env: ref.Env,
+			Name: ref.Name, Path: res.Path, Args: res.Args, Builtin: res.Builtin, SHA256: ref.SHA256, Env: ref.Env,
 			StartTimeout: opts.StartTimeout, Logger: opts.Logger, Getenv: opts.Getenv, CancelGrace: opts.CancelGrace,
 			Launcher: opts.Launcher,
 		},

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/exec"
 	"strings"
@@ -73,6 +72,12 @@ type Config struct {
 	// (see proc.Command): kosong-host's plugin-exec, which starts it
 	// without the capabilities that could read the host's memory.
 	Launcher []string
+	// Builtin says the plugin is the host binary itself (`plugin-serve
+	// NAME`): its SDK is this one, which restores the garbage collector
+	// the host turns off for the binary's package initialisation (see
+	// pluginrpc.InitGCEnv). Package init of the host binary allocates
+	// several MB, which would otherwise cost a few collections a start.
+	Builtin bool
 	// NoTLS turns mutual TLS off. Only benchmarks set it, to measure its cost.
 	NoTLS bool
 	// Sandbox, when set, confines the plugin: it is launched through
@@ -94,6 +99,7 @@ type Process struct {
 	// Tools is what the binary's Describe answered.
 	Tools []*pluginv1.ToolSpec
 
+	calls  *pluginrpc.CallStream
 	client processClient
 	cmd    *exec.Cmd
 	conn   *grpc.ClientConn
@@ -145,6 +151,9 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	if lvl := cfg.Logger.GetLevel(); lvl != hclog.NoLevel && lvl != hclog.Off {
 		cmd.Env = append(cmd.Env, pluginrpc.LogLevelEnv+"="+lvl.String())
 	}
+	if cfg.Builtin {
+		cmd.Env = append(cmd.Env, "GOGC=off", pluginrpc.InitGCEnv+"=100")
+	}
 	if cfg.CancelGrace > 0 {
 		cmd.Env = append(cmd.Env, pluginrpc.CancelGraceEnv+"="+cfg.CancelGrace.String())
 	}
@@ -160,10 +169,7 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 		SkipHostEnv:      true,
 		StartTimeout:     cfg.StartTimeout,
 		Logger:           cfg.Logger.Named(cfg.Name),
-		GRPCDialOptions: []grpc.DialOption{
-			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(pluginrpc.MaxMessageBytes), grpc.MaxCallSendMsgSize(pluginrpc.MaxMessageBytes)),
-			grpc.WithIdleTimeout(math.MaxInt64),
-		},
+		GRPCDialOptions:  pluginrpc.DialOptions(),
 	}
 	// The plugin's own stderr carries its hclog lines; what its tools print
 	// after Serve comes over go-plugin's stdio stream. Keep the last lines of
@@ -226,6 +232,7 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	// outlives it: not its tracked process groups, not what a command left
 	// running in the background, wherever those were reparented.
 	go func() { <-d.done; proc.KillTagged(tag) }()
+	p.calls = pluginrpc.NewCallStream(remote.Plugin)
 	dctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
 	desc, err := remote.Plugin.Describe(dctx, &pluginv1.DescribeRequest{})
@@ -356,6 +363,16 @@ func (h *hostSide) GRPCClient(ctx context.Context, broker *goplugin.GRPCBroker, 
 	return &dispensed{remote: remote, conn: conn, done: ctx.Done()}, nil
 }
 
+// Call runs one tool call: on the plugin's Calls stream, or as a unary
+// Call for a plugin without one. Its errors are gRPC status errors.
+func (p *Process) Call(ctx context.Context, req *pluginv1.CallRequest) (*pluginv1.CallResponse, error) {
+	return p.calls.Call(ctx, req)
+}
+
+// Streaming reports whether the plugin's calls go over its Calls stream
+// (false before the first call, and for a plugin built before the stream).
+func (p *Process) Streaming() bool { return p.calls.Streaming() }
+
 // Done is closed once the plugin process has exited (and its stderr has
 // been read).
 func (p *Process) Done() <-chan struct{} { return p.done }
@@ -425,7 +442,14 @@ func (p *Process) Close() {
 	<-stopped
 }
 
-func (p *Process) stop() { p.once.Do(p.client.Kill) }
+func (p *Process) stop() {
+	p.once.Do(func() {
+		if p.calls != nil {
+			p.calls.Close()
+		}
+		p.client.Kill()
+	})
+}
 
 func (p *Process) killGroup() {
 	if p.cmd.Process != nil {

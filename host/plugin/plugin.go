@@ -112,40 +112,34 @@ func (l *Loaded) Close() {
 	wg.Wait()
 }
 
-// Load launches the plugins in parallel, then has each construct its tools
-// (in parallel too: constructors may call back into the host), and returns
-// the outcome in spec order, so names and errors do not depend on timing.
-// A plugin that fails to launch or load is a failure; the others load.
+// Load launches the plugins in parallel, each constructing its tools as
+// soon as it has started (constructors may call back into the host), and
+// returns the outcome in spec order, so names and errors do not depend on
+// timing: the launch failures first, then each plugin's load failures. A
+// plugin that fails to launch or load is a failure; the others load.
 func Load(ctx context.Context, specs []Spec, opts Options) *Loaded {
-	procs := make([]*Process, len(specs))
 	errs := make([]error, len(specs))
+	loads := make([]pluginLoad, len(specs))
 	var wg sync.WaitGroup
 	for i, sp := range specs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			procs[i], errs[i] = Launch(ctx, sp.launchConfig())
+			p, err := Launch(ctx, sp.launchConfig())
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			loads[i] = load(ctx, sp, p, opts)
 		}()
 	}
 	wg.Wait()
 	l := &Loaded{}
-	var started []int
-	for i := range specs {
-		if errs[i] != nil {
-			l.Failures = append(l.Failures, errs[i].Error())
-			continue
+	for _, err := range errs {
+		if err != nil {
+			l.Failures = append(l.Failures, err.Error())
 		}
-		started = append(started, i)
 	}
-	loads := make([]pluginLoad, len(started))
-	for j, i := range started {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			loads[j] = load(ctx, specs[i], procs[i], opts)
-		}()
-	}
-	wg.Wait()
 	for _, r := range loads {
 		l.Failures = append(l.Failures, r.failures...)
 		l.Status = append(l.Status, r.status...)

@@ -93,7 +93,7 @@ func dialRemote(ctx context.Context, cfg Config) (*Process, error) {
 	l := &remoteLink{addr: r.Addr, nc: nc, tail: proc.NewTail(5), done: make(chan struct{})}
 	go l.watch()
 	p := &Process{Name: cfg.Name, Path: r.Addr, Remote: nc.Remote, client: l, cmd: &exec.Cmd{},
-		conn: nc.Conn, done: l.done, stderr: l.tail}
+		conn: nc.Conn, done: l.done, stderr: l.tail, calls: pluginrpc.NewCallStream(nc.Remote.Plugin)}
 	desc, err := nc.Remote.Plugin.Describe(dctx, &pluginv1.DescribeRequest{})
 	if err != nil {
 		nc.Close()

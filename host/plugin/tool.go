@@ -37,7 +37,7 @@ func (t *tool) Call(ctx context.Context, id string, args json.RawMessage) toolse
 	}
 	release := sup.Guard(ctx, cur)
 	defer t.routeProgress(ctx, id)()
-	resp, err := cur.Remote.Plugin.Call(ctx, &pluginv1.CallRequest{ToolCallId: id, ToolName: t.spec.Name, Arguments: string(args)})
+	resp, err := cur.Call(ctx, &pluginv1.CallRequest{ToolCallId: id, ToolName: t.spec.Name, Arguments: string(args)})
 	release()
 	if err != nil {
 		if ctx.Err() == nil && (status.Code(err) == codes.Unavailable || cur.Exited()) {

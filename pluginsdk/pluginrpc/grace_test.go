@@ -41,3 +41,11 @@ func TestCancelGrace(t *testing.T) {
 		}
 	}
 }
+
+func TestGCPercent(t *testing.T) {
+	for v, want := range map[string]int{"100": 100, "50": 50, "": 100, "off": 100, "-1": 100, "0": 100} {
+		if got := gcPercent(v); got != want {
+			t.Errorf("%q: %d, want %d", v, got, want)
+		}
+	}
+}

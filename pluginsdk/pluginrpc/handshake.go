@@ -27,6 +27,10 @@ const (
 	TLSFDEnv = "KOSONG_PLUGIN_TLS_FD"
 	// CancelGraceEnv overrides DefaultCancelGrace (a Go duration).
 	CancelGraceEnv = "KOSONG_PLUGIN_CANCEL_GRACE"
+	// InitGCEnv is set, to a GOGC value, when the host started the plugin
+	// with GOGC=off so that the binary's package initialisation runs without
+	// garbage collection: Serve restores the collector to that value.
+	InitGCEnv = "KOSONG_PLUGIN_GOGC"
 	// LogLevelEnv is the hclog level the plugin logs at (e.g. "debug").
 	LogLevelEnv = "KOSONG_PLUGIN_LOG_LEVEL"
 )

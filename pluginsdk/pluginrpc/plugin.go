@@ -60,13 +60,18 @@ func (p *Plugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
 	if overrun == nil {
 		overrun = func() {}
 	}
-	pluginv1.RegisterPluginServer(s, &grpcServer{impl: p.Impl, broker: broker, logger: logger, grace: cancelGrace(), overrun: overrun})
+	pluginv1.RegisterPluginServer(s, newGRPCServer(p.Impl, broker, logger, cancelGrace(), overrun))
 	return nil
 }
 
 // GRPCClient returns a *Remote.
 func (p *Plugin) GRPCClient(_ context.Context, broker *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
 	return &Remote{Plugin: pluginv1.NewPluginClient(conn), Broker: broker}, nil
+}
+
+func newGRPCServer(impl Server, broker *plugin.GRPCBroker, logger hclog.Logger, grace time.Duration, overrun func()) *grpcServer {
+	return &grpcServer{impl: impl, broker: broker, logger: logger, grace: grace, overrun: overrun,
+		workers: callWorkers{ch: make(chan func())}}
 }
 
 // grpcServer adapts a Server to the gRPC Plugin service.
@@ -77,6 +82,7 @@ type grpcServer struct {
 	logger  hclog.Logger
 	grace   time.Duration
 	overrun func()
+	workers callWorkers
 }
 
 func (s *grpcServer) Describe(ctx context.Context, _ *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
@@ -107,13 +113,23 @@ func (s *grpcServer) Load(ctx context.Context, req *pluginv1.LoadRequest) (*plug
 }
 
 func (s *grpcServer) Call(ctx context.Context, req *pluginv1.CallRequest) (*pluginv1.CallResponse, error) {
-	stop := watchdog(ctx, s.grace, func() {
-		s.logger.Error("tool did not return after its call was cancelled; exiting so the host restarts the plugin",
-			"tool", req.GetToolName(), "id", req.GetToolCallId(), "grace", s.grace)
-		s.overrun()
-	})
+	stop := watchdog(ctx, s.grace, func() { s.overran(req) })
+	defer stop()
+	return s.run(ctx, req)
+}
+
+// overran logs a call that outlived the grace period after its context
+// ended and runs Overrun.
+func (s *grpcServer) overran(req *pluginv1.CallRequest) {
+	s.logger.Error("tool did not return after its call was cancelled; exiting so the host restarts the plugin",
+		"tool", req.GetToolName(), "id", req.GetToolCallId(), "grace", s.grace)
+	s.overrun()
+}
+
+// run runs one call, of the unary Call or of the Calls stream; the caller
+// watches it.
+func (s *grpcServer) run(ctx context.Context, req *pluginv1.CallRequest) (*pluginv1.CallResponse, error) {
 	r, err := s.impl.Call(ctx, FromProtoCallRequest(req))
-	stop()
 	if err != nil {
 		return nil, err
 	}

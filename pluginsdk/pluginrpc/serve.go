@@ -3,8 +3,10 @@ package pluginrpc
 import (
 	"crypto/tls"
 	"errors"
-	"math"
 	"os"
+	"runtime/debug"
+	"strconv"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
@@ -32,6 +34,7 @@ var ErrNotLaunched = errors.New("this binary is a kosong-host tool plugin: koson
 // one-time TLS material the host handed over, and returns when the host
 // ends the plugin.
 func Serve(cfg ServeConfig) error {
+	restoreGC()
 	if os.Getenv(Handshake.MagicCookieKey) != Handshake.MagicCookieValue {
 		return ErrNotLaunched
 	}
@@ -45,9 +48,7 @@ func Serve(cfg ServeConfig) error {
 			ProtocolVersion: {PluginName: &Plugin{Impl: cfg.Impl, Logger: cfg.Logger, Overrun: cfg.Overrun}},
 		},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			opts = append(opts, grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
-				grpc.MaxConcurrentStreams(math.MaxUint32))
-			return grpc.NewServer(opts...)
+			return grpc.NewServer(append(opts, ServerOptions()...)...)
 		},
 		Logger: cfg.Logger,
 	}
@@ -73,4 +74,38 @@ func NewLogger() hclog.Logger {
 // form, which a plugin binary prints for --describe.
 func MarshalDescription(d Description) ([]byte, error) {
 	return protojson.MarshalOptions{Multiline: true}.Marshal(ToProtoDescription(d))
+}
+
+// The collector the host deferred past package initialisation resumes
+// once the plugin's start is over (restoreAfter), or earlier when the heap
+// reaches startHeapLimit: a collection at once would only mark what package
+// init allocated, on the CPU the host's other plugins are starting on.
+const (
+	restoreAfter   = time.Second
+	startHeapLimit = 64 << 20
+)
+
+// restoreGC turns the garbage collector back on at the GOGC value of
+// InitGCEnv, when the host deferred it past package initialisation.
+func restoreGC() {
+	v := os.Getenv(InitGCEnv)
+	if v == "" {
+		return
+	}
+	pct := gcPercent(v)
+	limit := debug.SetMemoryLimit(startHeapLimit)
+	time.AfterFunc(restoreAfter, func() {
+		debug.SetGCPercent(pct)
+		debug.SetMemoryLimit(limit)
+	})
+}
+
+// gcPercent reads a GOGC value; anything but a positive percentage is the
+// default, 100.
+func gcPercent(v string) int {
+	pct, err := strconv.Atoi(v)
+	if err != nil || pct <= 0 {
+		return 100
+	}
+	return pct
 }

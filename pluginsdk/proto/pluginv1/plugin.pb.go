@@ -566,6 +566,152 @@ func (x *CallRequest) GetArguments() string {
 	return ""
 }
 
+// CallFrame is the host's half of the Calls stream.
+type CallFrame struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call's id on the stream, never 0.
+	Id uint64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The call to run; absent when cancel is set.
+	Call *CallRequest `protobuf:"bytes,2,opt,name=call,proto3" json:"call,omitempty"`
+	// How long the call may run, in nanoseconds; 0 means no deadline.
+	TimeoutNs int64 `protobuf:"varint,3,opt,name=timeout_ns,json=timeoutNs,proto3" json:"timeout_ns,omitempty"`
+	// Cancels the running call of this id.
+	Cancel        bool `protobuf:"varint,4,opt,name=cancel,proto3" json:"cancel,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallFrame) Reset() {
+	*x = CallFrame{}
+	mi := &file_plugin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallFrame) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallFrame) ProtoMessage() {}
+
+func (x *CallFrame) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallFrame.ProtoReflect.Descriptor instead.
+func (*CallFrame) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *CallFrame) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *CallFrame) GetCall() *CallRequest {
+	if x != nil {
+		return x.Call
+	}
+	return nil
+}
+
+func (x *CallFrame) GetTimeoutNs() int64 {
+	if x != nil {
+		return x.TimeoutNs
+	}
+	return 0
+}
+
+func (x *CallFrame) GetCancel() bool {
+	if x != nil {
+		return x.Cancel
+	}
+	return false
+}
+
+// CallEvent is the plugin's half of the Calls stream: the outcome of one
+// call (or, with id 0, the answer to the stream's opening).
+type CallEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The call's result, when it ran.
+	Response *CallResponse `protobuf:"bytes,2,opt,name=response,proto3" json:"response,omitempty"`
+	// A failure to run the call, as a gRPC status code and message (what
+	// Call would have returned as its error); 0 with a response.
+	Code          int32  `protobuf:"varint,3,opt,name=code,proto3" json:"code,omitempty"`
+	Message       string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallEvent) Reset() {
+	*x = CallEvent{}
+	mi := &file_plugin_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallEvent) ProtoMessage() {}
+
+func (x *CallEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallEvent.ProtoReflect.Descriptor instead.
+func (*CallEvent) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *CallEvent) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *CallEvent) GetResponse() *CallResponse {
+	if x != nil {
+		return x.Response
+	}
+	return nil
+}
+
+func (x *CallEvent) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *CallEvent) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 // ContentPart is a piece of tool output for the model.
 type ContentPart struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -580,7 +726,7 @@ type ContentPart struct {
 
 func (x *ContentPart) Reset() {
 	*x = ContentPart{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -592,7 +738,7 @@ func (x *ContentPart) String() string {
 func (*ContentPart) ProtoMessage() {}
 
 func (x *ContentPart) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -605,7 +751,7 @@ func (x *ContentPart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentPart.ProtoReflect.Descriptor instead.
 func (*ContentPart) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ContentPart) GetPart() isContentPart_Part {
@@ -660,7 +806,7 @@ type Image struct {
 
 func (x *Image) Reset() {
 	*x = Image{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -672,7 +818,7 @@ func (x *Image) String() string {
 func (*Image) ProtoMessage() {}
 
 func (x *Image) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -685,7 +831,7 @@ func (x *Image) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Image.ProtoReflect.Descriptor instead.
 func (*Image) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Image) GetMimeType() string {
@@ -721,7 +867,7 @@ type DisplayBlock struct {
 
 func (x *DisplayBlock) Reset() {
 	*x = DisplayBlock{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -733,7 +879,7 @@ func (x *DisplayBlock) String() string {
 func (*DisplayBlock) ProtoMessage() {}
 
 func (x *DisplayBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -746,7 +892,7 @@ func (x *DisplayBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisplayBlock.ProtoReflect.Descriptor instead.
 func (*DisplayBlock) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DisplayBlock) GetKind() string {
@@ -775,7 +921,7 @@ type ToolOk struct {
 
 func (x *ToolOk) Reset() {
 	*x = ToolOk{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -787,7 +933,7 @@ func (x *ToolOk) String() string {
 func (*ToolOk) ProtoMessage() {}
 
 func (x *ToolOk) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -800,7 +946,7 @@ func (x *ToolOk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolOk.ProtoReflect.Descriptor instead.
 func (*ToolOk) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ToolOk) GetOutput() []*ContentPart {
@@ -846,7 +992,7 @@ type ToolError struct {
 
 func (x *ToolError) Reset() {
 	*x = ToolError{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -858,7 +1004,7 @@ func (x *ToolError) String() string {
 func (*ToolError) ProtoMessage() {}
 
 func (x *ToolError) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -871,7 +1017,7 @@ func (x *ToolError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolError.ProtoReflect.Descriptor instead.
 func (*ToolError) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ToolError) GetMessage() string {
@@ -918,7 +1064,7 @@ type ToolRejected struct {
 
 func (x *ToolRejected) Reset() {
 	*x = ToolRejected{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -930,7 +1076,7 @@ func (x *ToolRejected) String() string {
 func (*ToolRejected) ProtoMessage() {}
 
 func (x *ToolRejected) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -943,7 +1089,7 @@ func (x *ToolRejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolRejected.ProtoReflect.Descriptor instead.
 func (*ToolRejected) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ToolRejected) GetFeedback() string {
@@ -967,7 +1113,7 @@ type CallResponse struct {
 
 func (x *CallResponse) Reset() {
 	*x = CallResponse{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -979,7 +1125,7 @@ func (x *CallResponse) String() string {
 func (*CallResponse) ProtoMessage() {}
 
 func (x *CallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -992,7 +1138,7 @@ func (x *CallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallResponse.ProtoReflect.Descriptor instead.
 func (*CallResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CallResponse) GetResult() isCallResponse_Result {
@@ -1065,7 +1211,7 @@ type ApprovalRequest struct {
 
 func (x *ApprovalRequest) Reset() {
 	*x = ApprovalRequest{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1077,7 +1223,7 @@ func (x *ApprovalRequest) String() string {
 func (*ApprovalRequest) ProtoMessage() {}
 
 func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1090,7 +1236,7 @@ func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequest.ProtoReflect.Descriptor instead.
 func (*ApprovalRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ApprovalRequest) GetToolCallId() string {
@@ -1138,7 +1284,7 @@ type ApprovalResponse struct {
 
 func (x *ApprovalResponse) Reset() {
 	*x = ApprovalResponse{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1150,7 +1296,7 @@ func (x *ApprovalResponse) String() string {
 func (*ApprovalResponse) ProtoMessage() {}
 
 func (x *ApprovalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1163,7 +1309,7 @@ func (x *ApprovalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalResponse.ProtoReflect.Descriptor instead.
 func (*ApprovalResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ApprovalResponse) GetApproved() bool {
@@ -1188,7 +1334,7 @@ type EnvironmentRequest struct {
 
 func (x *EnvironmentRequest) Reset() {
 	*x = EnvironmentRequest{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1200,7 +1346,7 @@ func (x *EnvironmentRequest) String() string {
 func (*EnvironmentRequest) ProtoMessage() {}
 
 func (x *EnvironmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1213,7 +1359,7 @@ func (x *EnvironmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvironmentRequest.ProtoReflect.Descriptor instead.
 func (*EnvironmentRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 type EnvironmentInfo struct {
@@ -1229,7 +1375,7 @@ type EnvironmentInfo struct {
 
 func (x *EnvironmentInfo) Reset() {
 	*x = EnvironmentInfo{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1241,7 +1387,7 @@ func (x *EnvironmentInfo) String() string {
 func (*EnvironmentInfo) ProtoMessage() {}
 
 func (x *EnvironmentInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1254,7 +1400,7 @@ func (x *EnvironmentInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvironmentInfo.ProtoReflect.Descriptor instead.
 func (*EnvironmentInfo) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *EnvironmentInfo) GetOs() string {
@@ -1300,7 +1446,7 @@ type SessionRequest struct {
 
 func (x *SessionRequest) Reset() {
 	*x = SessionRequest{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1312,7 +1458,7 @@ func (x *SessionRequest) String() string {
 func (*SessionRequest) ProtoMessage() {}
 
 func (x *SessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1325,7 +1471,7 @@ func (x *SessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRequest.ProtoReflect.Descriptor instead.
 func (*SessionRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 type ConfigRequest struct {
@@ -1337,7 +1483,7 @@ type ConfigRequest struct {
 
 func (x *ConfigRequest) Reset() {
 	*x = ConfigRequest{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1349,7 +1495,7 @@ func (x *ConfigRequest) String() string {
 func (*ConfigRequest) ProtoMessage() {}
 
 func (x *ConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1362,7 +1508,7 @@ func (x *ConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigRequest.ProtoReflect.Descriptor instead.
 func (*ConfigRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ConfigRequest) GetToolName() string {
@@ -1382,7 +1528,7 @@ type ConfigResponse struct {
 
 func (x *ConfigResponse) Reset() {
 	*x = ConfigResponse{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1394,7 +1540,7 @@ func (x *ConfigResponse) String() string {
 func (*ConfigResponse) ProtoMessage() {}
 
 func (x *ConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1407,7 +1553,7 @@ func (x *ConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigResponse.ProtoReflect.Descriptor instead.
 func (*ConfigResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ConfigResponse) GetJson() string {
@@ -1433,7 +1579,7 @@ type ProgressReport struct {
 
 func (x *ProgressReport) Reset() {
 	*x = ProgressReport{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1445,7 +1591,7 @@ func (x *ProgressReport) String() string {
 func (*ProgressReport) ProtoMessage() {}
 
 func (x *ProgressReport) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1458,7 +1604,7 @@ func (x *ProgressReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgressReport.ProtoReflect.Descriptor instead.
 func (*ProgressReport) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ProgressReport) GetToolCallId() string {
@@ -1504,7 +1650,7 @@ type ProgressAck struct {
 
 func (x *ProgressAck) Reset() {
 	*x = ProgressAck{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1516,7 +1662,7 @@ func (x *ProgressAck) String() string {
 func (*ProgressAck) ProtoMessage() {}
 
 func (x *ProgressAck) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1529,7 +1675,7 @@ func (x *ProgressAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgressAck.ProtoReflect.Descriptor instead.
 func (*ProgressAck) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 type QuestionOption struct {
@@ -1542,7 +1688,7 @@ type QuestionOption struct {
 
 func (x *QuestionOption) Reset() {
 	*x = QuestionOption{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1554,7 +1700,7 @@ func (x *QuestionOption) String() string {
 func (*QuestionOption) ProtoMessage() {}
 
 func (x *QuestionOption) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1567,7 +1713,7 @@ func (x *QuestionOption) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuestionOption.ProtoReflect.Descriptor instead.
 func (*QuestionOption) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *QuestionOption) GetLabel() string {
@@ -1597,7 +1743,7 @@ type Question struct {
 
 func (x *Question) Reset() {
 	*x = Question{}
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1609,7 +1755,7 @@ func (x *Question) String() string {
 func (*Question) ProtoMessage() {}
 
 func (x *Question) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1622,7 +1768,7 @@ func (x *Question) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Question.ProtoReflect.Descriptor instead.
 func (*Question) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{25}
+	return file_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Question) GetQuestion() string {
@@ -1665,7 +1811,7 @@ type QuestionRequest struct {
 
 func (x *QuestionRequest) Reset() {
 	*x = QuestionRequest{}
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1677,7 +1823,7 @@ func (x *QuestionRequest) String() string {
 func (*QuestionRequest) ProtoMessage() {}
 
 func (x *QuestionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1690,7 +1836,7 @@ func (x *QuestionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuestionRequest.ProtoReflect.Descriptor instead.
 func (*QuestionRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{26}
+	return file_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *QuestionRequest) GetToolCallId() string {
@@ -1727,7 +1873,7 @@ type QuestionResponse struct {
 
 func (x *QuestionResponse) Reset() {
 	*x = QuestionResponse{}
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1739,7 +1885,7 @@ func (x *QuestionResponse) String() string {
 func (*QuestionResponse) ProtoMessage() {}
 
 func (x *QuestionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1752,7 +1898,7 @@ func (x *QuestionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuestionResponse.ProtoReflect.Descriptor instead.
 func (*QuestionResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{27}
+	return file_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *QuestionResponse) GetAnswers() map[string]string {
@@ -1777,7 +1923,7 @@ type ModelRequest struct {
 
 func (x *ModelRequest) Reset() {
 	*x = ModelRequest{}
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1789,7 +1935,7 @@ func (x *ModelRequest) String() string {
 func (*ModelRequest) ProtoMessage() {}
 
 func (x *ModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1802,7 +1948,7 @@ func (x *ModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelRequest.ProtoReflect.Descriptor instead.
 func (*ModelRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{28}
+	return file_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 type ModelInfo struct {
@@ -1823,7 +1969,7 @@ type ModelInfo struct {
 
 func (x *ModelInfo) Reset() {
 	*x = ModelInfo{}
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1835,7 +1981,7 @@ func (x *ModelInfo) String() string {
 func (*ModelInfo) ProtoMessage() {}
 
 func (x *ModelInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1848,7 +1994,7 @@ func (x *ModelInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelInfo.ProtoReflect.Descriptor instead.
 func (*ModelInfo) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{29}
+	return file_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ModelInfo) GetProvider() string {
@@ -1938,7 +2084,18 @@ const file_plugin_proto_rawDesc = "" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12\x1c\n" +
-	"\targuments\x18\x03 \x01(\tR\targuments\"\\\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\"\x85\x01\n" +
+	"\tCallFrame\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x121\n" +
+	"\x04call\x18\x02 \x01(\v2\x1d.kosong.plugin.v1.CallRequestR\x04call\x12\x1d\n" +
+	"\n" +
+	"timeout_ns\x18\x03 \x01(\x03R\ttimeoutNs\x12\x16\n" +
+	"\x06cancel\x18\x04 \x01(\bR\x06cancel\"\x85\x01\n" +
+	"\tCallEvent\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12:\n" +
+	"\bresponse\x18\x02 \x01(\v2\x1e.kosong.plugin.v1.CallResponseR\bresponse\x12\x12\n" +
+	"\x04code\x18\x03 \x01(\x05R\x04code\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\"\\\n" +
 	"\vContentPart\x12\x14\n" +
 	"\x04text\x18\x01 \x01(\tH\x00R\x04text\x12/\n" +
 	"\x05image\x18\x02 \x01(\v2\x17.kosong.plugin.v1.ImageH\x00R\x05imageB\x06\n" +
@@ -2026,11 +2183,12 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05alias\x18\x03 \x01(\tR\x05alias\x12\"\n" +
 	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\x12-\n" +
 	"\x12capabilities_known\x18\x05 \x01(\bR\x11capabilitiesKnown\x12(\n" +
-	"\x10max_context_size\x18\x06 \x01(\x03R\x0emaxContextSize2\xe9\x01\n" +
+	"\x10max_context_size\x18\x06 \x01(\x03R\x0emaxContextSize2\xb0\x02\n" +
 	"\x06Plugin\x12Q\n" +
 	"\bDescribe\x12!.kosong.plugin.v1.DescribeRequest\x1a\".kosong.plugin.v1.DescribeResponse\x12E\n" +
 	"\x04Load\x12\x1d.kosong.plugin.v1.LoadRequest\x1a\x1e.kosong.plugin.v1.LoadResponse\x12E\n" +
-	"\x04Call\x12\x1d.kosong.plugin.v1.CallRequest\x1a\x1e.kosong.plugin.v1.CallResponse2\\\n" +
+	"\x04Call\x12\x1d.kosong.plugin.v1.CallRequest\x1a\x1e.kosong.plugin.v1.CallResponse\x12E\n" +
+	"\x05Calls\x12\x1b.kosong.plugin.v1.CallFrame\x1a\x1b.kosong.plugin.v1.CallEvent(\x010\x012\\\n" +
 	"\bApproval\x12P\n" +
 	"\aRequest\x12!.kosong.plugin.v1.ApprovalRequest\x1a\".kosong.plugin.v1.ApprovalResponse2]\n" +
 	"\vEnvironment\x12N\n" +
@@ -2059,7 +2217,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_plugin_proto_goTypes = []any{
 	(ToolLoad_Status)(0),       // 0: kosong.plugin.v1.ToolLoad.Status
 	(*DescribeRequest)(nil),    // 1: kosong.plugin.v1.DescribeRequest
@@ -2070,74 +2228,80 @@ var file_plugin_proto_goTypes = []any{
 	(*ToolLoad)(nil),           // 6: kosong.plugin.v1.ToolLoad
 	(*LoadResponse)(nil),       // 7: kosong.plugin.v1.LoadResponse
 	(*CallRequest)(nil),        // 8: kosong.plugin.v1.CallRequest
-	(*ContentPart)(nil),        // 9: kosong.plugin.v1.ContentPart
-	(*Image)(nil),              // 10: kosong.plugin.v1.Image
-	(*DisplayBlock)(nil),       // 11: kosong.plugin.v1.DisplayBlock
-	(*ToolOk)(nil),             // 12: kosong.plugin.v1.ToolOk
-	(*ToolError)(nil),          // 13: kosong.plugin.v1.ToolError
-	(*ToolRejected)(nil),       // 14: kosong.plugin.v1.ToolRejected
-	(*CallResponse)(nil),       // 15: kosong.plugin.v1.CallResponse
-	(*ApprovalRequest)(nil),    // 16: kosong.plugin.v1.ApprovalRequest
-	(*ApprovalResponse)(nil),   // 17: kosong.plugin.v1.ApprovalResponse
-	(*EnvironmentRequest)(nil), // 18: kosong.plugin.v1.EnvironmentRequest
-	(*EnvironmentInfo)(nil),    // 19: kosong.plugin.v1.EnvironmentInfo
-	(*SessionRequest)(nil),     // 20: kosong.plugin.v1.SessionRequest
-	(*ConfigRequest)(nil),      // 21: kosong.plugin.v1.ConfigRequest
-	(*ConfigResponse)(nil),     // 22: kosong.plugin.v1.ConfigResponse
-	(*ProgressReport)(nil),     // 23: kosong.plugin.v1.ProgressReport
-	(*ProgressAck)(nil),        // 24: kosong.plugin.v1.ProgressAck
-	(*QuestionOption)(nil),     // 25: kosong.plugin.v1.QuestionOption
-	(*Question)(nil),           // 26: kosong.plugin.v1.Question
-	(*QuestionRequest)(nil),    // 27: kosong.plugin.v1.QuestionRequest
-	(*QuestionResponse)(nil),   // 28: kosong.plugin.v1.QuestionResponse
-	(*ModelRequest)(nil),       // 29: kosong.plugin.v1.ModelRequest
-	(*ModelInfo)(nil),          // 30: kosong.plugin.v1.ModelInfo
-	nil,                        // 31: kosong.plugin.v1.LoadRequest.ToolConfigsEntry
-	nil,                        // 32: kosong.plugin.v1.QuestionResponse.AnswersEntry
+	(*CallFrame)(nil),          // 9: kosong.plugin.v1.CallFrame
+	(*CallEvent)(nil),          // 10: kosong.plugin.v1.CallEvent
+	(*ContentPart)(nil),        // 11: kosong.plugin.v1.ContentPart
+	(*Image)(nil),              // 12: kosong.plugin.v1.Image
+	(*DisplayBlock)(nil),       // 13: kosong.plugin.v1.DisplayBlock
+	(*ToolOk)(nil),             // 14: kosong.plugin.v1.ToolOk
+	(*ToolError)(nil),          // 15: kosong.plugin.v1.ToolError
+	(*ToolRejected)(nil),       // 16: kosong.plugin.v1.ToolRejected
+	(*CallResponse)(nil),       // 17: kosong.plugin.v1.CallResponse
+	(*ApprovalRequest)(nil),    // 18: kosong.plugin.v1.ApprovalRequest
+	(*ApprovalResponse)(nil),   // 19: kosong.plugin.v1.ApprovalResponse
+	(*EnvironmentRequest)(nil), // 20: kosong.plugin.v1.EnvironmentRequest
+	(*EnvironmentInfo)(nil),    // 21: kosong.plugin.v1.EnvironmentInfo
+	(*SessionRequest)(nil),     // 22: kosong.plugin.v1.SessionRequest
+	(*ConfigRequest)(nil),      // 23: kosong.plugin.v1.ConfigRequest
+	(*ConfigResponse)(nil),     // 24: kosong.plugin.v1.ConfigResponse
+	(*ProgressReport)(nil),     // 25: kosong.plugin.v1.ProgressReport
+	(*ProgressAck)(nil),        // 26: kosong.plugin.v1.ProgressAck
+	(*QuestionOption)(nil),     // 27: kosong.plugin.v1.QuestionOption
+	(*Question)(nil),           // 28: kosong.plugin.v1.Question
+	(*QuestionRequest)(nil),    // 29: kosong.plugin.v1.QuestionRequest
+	(*QuestionResponse)(nil),   // 30: kosong.plugin.v1.QuestionResponse
+	(*ModelRequest)(nil),       // 31: kosong.plugin.v1.ModelRequest
+	(*ModelInfo)(nil),          // 32: kosong.plugin.v1.ModelInfo
+	nil,                        // 33: kosong.plugin.v1.LoadRequest.ToolConfigsEntry
+	nil,                        // 34: kosong.plugin.v1.QuestionResponse.AnswersEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	2,  // 0: kosong.plugin.v1.DescribeResponse.tools:type_name -> kosong.plugin.v1.ToolSpec
 	4,  // 1: kosong.plugin.v1.LoadRequest.session:type_name -> kosong.plugin.v1.SessionInfo
-	31, // 2: kosong.plugin.v1.LoadRequest.tool_configs:type_name -> kosong.plugin.v1.LoadRequest.ToolConfigsEntry
+	33, // 2: kosong.plugin.v1.LoadRequest.tool_configs:type_name -> kosong.plugin.v1.LoadRequest.ToolConfigsEntry
 	0,  // 3: kosong.plugin.v1.ToolLoad.status:type_name -> kosong.plugin.v1.ToolLoad.Status
 	6,  // 4: kosong.plugin.v1.LoadResponse.tools:type_name -> kosong.plugin.v1.ToolLoad
-	10, // 5: kosong.plugin.v1.ContentPart.image:type_name -> kosong.plugin.v1.Image
-	9,  // 6: kosong.plugin.v1.ToolOk.output:type_name -> kosong.plugin.v1.ContentPart
-	11, // 7: kosong.plugin.v1.ToolOk.display:type_name -> kosong.plugin.v1.DisplayBlock
-	9,  // 8: kosong.plugin.v1.ToolError.output:type_name -> kosong.plugin.v1.ContentPart
-	11, // 9: kosong.plugin.v1.ToolError.display:type_name -> kosong.plugin.v1.DisplayBlock
-	12, // 10: kosong.plugin.v1.CallResponse.ok:type_name -> kosong.plugin.v1.ToolOk
-	13, // 11: kosong.plugin.v1.CallResponse.error:type_name -> kosong.plugin.v1.ToolError
-	14, // 12: kosong.plugin.v1.CallResponse.rejected:type_name -> kosong.plugin.v1.ToolRejected
-	11, // 13: kosong.plugin.v1.ApprovalRequest.display:type_name -> kosong.plugin.v1.DisplayBlock
-	25, // 14: kosong.plugin.v1.Question.options:type_name -> kosong.plugin.v1.QuestionOption
-	26, // 15: kosong.plugin.v1.QuestionRequest.questions:type_name -> kosong.plugin.v1.Question
-	32, // 16: kosong.plugin.v1.QuestionResponse.answers:type_name -> kosong.plugin.v1.QuestionResponse.AnswersEntry
-	1,  // 17: kosong.plugin.v1.Plugin.Describe:input_type -> kosong.plugin.v1.DescribeRequest
-	5,  // 18: kosong.plugin.v1.Plugin.Load:input_type -> kosong.plugin.v1.LoadRequest
-	8,  // 19: kosong.plugin.v1.Plugin.Call:input_type -> kosong.plugin.v1.CallRequest
-	16, // 20: kosong.plugin.v1.Approval.Request:input_type -> kosong.plugin.v1.ApprovalRequest
-	18, // 21: kosong.plugin.v1.Environment.Get:input_type -> kosong.plugin.v1.EnvironmentRequest
-	20, // 22: kosong.plugin.v1.Session.Get:input_type -> kosong.plugin.v1.SessionRequest
-	21, // 23: kosong.plugin.v1.Config.Get:input_type -> kosong.plugin.v1.ConfigRequest
-	23, // 24: kosong.plugin.v1.Progress.Report:input_type -> kosong.plugin.v1.ProgressReport
-	27, // 25: kosong.plugin.v1.UserInput.Ask:input_type -> kosong.plugin.v1.QuestionRequest
-	29, // 26: kosong.plugin.v1.Model.Get:input_type -> kosong.plugin.v1.ModelRequest
-	3,  // 27: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
-	7,  // 28: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
-	15, // 29: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
-	17, // 30: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
-	19, // 31: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
-	4,  // 32: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
-	22, // 33: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
-	24, // 34: kosong.plugin.v1.Progress.Report:output_type -> kosong.plugin.v1.ProgressAck
-	28, // 35: kosong.plugin.v1.UserInput.Ask:output_type -> kosong.plugin.v1.QuestionResponse
-	30, // 36: kosong.plugin.v1.Model.Get:output_type -> kosong.plugin.v1.ModelInfo
-	27, // [27:37] is the sub-list for method output_type
-	17, // [17:27] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	8,  // 5: kosong.plugin.v1.CallFrame.call:type_name -> kosong.plugin.v1.CallRequest
+	17, // 6: kosong.plugin.v1.CallEvent.response:type_name -> kosong.plugin.v1.CallResponse
+	12, // 7: kosong.plugin.v1.ContentPart.image:type_name -> kosong.plugin.v1.Image
+	11, // 8: kosong.plugin.v1.ToolOk.output:type_name -> kosong.plugin.v1.ContentPart
+	13, // 9: kosong.plugin.v1.ToolOk.display:type_name -> kosong.plugin.v1.DisplayBlock
+	11, // 10: kosong.plugin.v1.ToolError.output:type_name -> kosong.plugin.v1.ContentPart
+	13, // 11: kosong.plugin.v1.ToolError.display:type_name -> kosong.plugin.v1.DisplayBlock
+	14, // 12: kosong.plugin.v1.CallResponse.ok:type_name -> kosong.plugin.v1.ToolOk
+	15, // 13: kosong.plugin.v1.CallResponse.error:type_name -> kosong.plugin.v1.ToolError
+	16, // 14: kosong.plugin.v1.CallResponse.rejected:type_name -> kosong.plugin.v1.ToolRejected
+	13, // 15: kosong.plugin.v1.ApprovalRequest.display:type_name -> kosong.plugin.v1.DisplayBlock
+	27, // 16: kosong.plugin.v1.Question.options:type_name -> kosong.plugin.v1.QuestionOption
+	28, // 17: kosong.plugin.v1.QuestionRequest.questions:type_name -> kosong.plugin.v1.Question
+	34, // 18: kosong.plugin.v1.QuestionResponse.answers:type_name -> kosong.plugin.v1.QuestionResponse.AnswersEntry
+	1,  // 19: kosong.plugin.v1.Plugin.Describe:input_type -> kosong.plugin.v1.DescribeRequest
+	5,  // 20: kosong.plugin.v1.Plugin.Load:input_type -> kosong.plugin.v1.LoadRequest
+	8,  // 21: kosong.plugin.v1.Plugin.Call:input_type -> kosong.plugin.v1.CallRequest
+	9,  // 22: kosong.plugin.v1.Plugin.Calls:input_type -> kosong.plugin.v1.CallFrame
+	18, // 23: kosong.plugin.v1.Approval.Request:input_type -> kosong.plugin.v1.ApprovalRequest
+	20, // 24: kosong.plugin.v1.Environment.Get:input_type -> kosong.plugin.v1.EnvironmentRequest
+	22, // 25: kosong.plugin.v1.Session.Get:input_type -> kosong.plugin.v1.SessionRequest
+	23, // 26: kosong.plugin.v1.Config.Get:input_type -> kosong.plugin.v1.ConfigRequest
+	25, // 27: kosong.plugin.v1.Progress.Report:input_type -> kosong.plugin.v1.ProgressReport
+	29, // 28: kosong.plugin.v1.UserInput.Ask:input_type -> kosong.plugin.v1.QuestionRequest
+	31, // 29: kosong.plugin.v1.Model.Get:input_type -> kosong.plugin.v1.ModelRequest
+	3,  // 30: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
+	7,  // 31: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
+	17, // 32: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
+	10, // 33: kosong.plugin.v1.Plugin.Calls:output_type -> kosong.plugin.v1.CallEvent
+	19, // 34: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
+	21, // 35: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
+	4,  // 36: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
+	24, // 37: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
+	26, // 38: kosong.plugin.v1.Progress.Report:output_type -> kosong.plugin.v1.ProgressAck
+	30, // 39: kosong.plugin.v1.UserInput.Ask:output_type -> kosong.plugin.v1.QuestionResponse
+	32, // 40: kosong.plugin.v1.Model.Get:output_type -> kosong.plugin.v1.ModelInfo
+	30, // [30:41] is the sub-list for method output_type
+	19, // [19:30] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2145,11 +2309,11 @@ func file_plugin_proto_init() {
 	if File_plugin_proto != nil {
 		return
 	}
-	file_plugin_proto_msgTypes[8].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[10].OneofWrappers = []any{
 		(*ContentPart_Text)(nil),
 		(*ContentPart_Image)(nil),
 	}
-	file_plugin_proto_msgTypes[14].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[16].OneofWrappers = []any{
 		(*CallResponse_Ok)(nil),
 		(*CallResponse_Error)(nil),
 		(*CallResponse_Rejected)(nil),
@@ -2160,7 +2324,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   32,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   8,
 		},

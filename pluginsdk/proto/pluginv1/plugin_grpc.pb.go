@@ -31,6 +31,7 @@ const (
 	Plugin_Describe_FullMethodName = "/kosong.plugin.v1.Plugin/Describe"
 	Plugin_Load_FullMethodName     = "/kosong.plugin.v1.Plugin/Load"
 	Plugin_Call_FullMethodName     = "/kosong.plugin.v1.Plugin/Call"
+	Plugin_Calls_FullMethodName    = "/kosong.plugin.v1.Plugin/Calls"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -45,6 +46,13 @@ type PluginClient interface {
 	Load(ctx context.Context, in *LoadRequest, opts ...grpc.CallOption) (*LoadResponse, error)
 	// Call runs one tool call. Cancelling the RPC cancels the tool's context.
 	Call(ctx context.Context, in *CallRequest, opts ...grpc.CallOption) (*CallResponse, error)
+	// Calls carries tool calls on one long-lived stream, each tagged with an
+	// id the host picks: the same calls as Call without a new HTTP/2 stream
+	// each. The plugin answers the stream's opening with a CallEvent of id 0
+	// (a host finding Unimplemented instead uses Call). A CallFrame with
+	// cancel set cancels the call of its id; ending the stream cancels every
+	// call still running.
+	Calls(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallFrame, CallEvent], error)
 }
 
 type pluginClient struct {
@@ -85,6 +93,19 @@ func (c *pluginClient) Call(ctx context.Context, in *CallRequest, opts ...grpc.C
 	return out, nil
 }
 
+func (c *pluginClient) Calls(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallFrame, CallEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[0], Plugin_Calls_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[CallFrame, CallEvent]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_CallsClient = grpc.BidiStreamingClient[CallFrame, CallEvent]
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -97,6 +118,13 @@ type PluginServer interface {
 	Load(context.Context, *LoadRequest) (*LoadResponse, error)
 	// Call runs one tool call. Cancelling the RPC cancels the tool's context.
 	Call(context.Context, *CallRequest) (*CallResponse, error)
+	// Calls carries tool calls on one long-lived stream, each tagged with an
+	// id the host picks: the same calls as Call without a new HTTP/2 stream
+	// each. The plugin answers the stream's opening with a CallEvent of id 0
+	// (a host finding Unimplemented instead uses Call). A CallFrame with
+	// cancel set cancels the call of its id; ending the stream cancels every
+	// call still running.
+	Calls(grpc.BidiStreamingServer[CallFrame, CallEvent]) error
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -115,6 +143,9 @@ func (UnimplementedPluginServer) Load(context.Context, *LoadRequest) (*LoadRespo
 }
 func (UnimplementedPluginServer) Call(context.Context, *CallRequest) (*CallResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Call not implemented")
+}
+func (UnimplementedPluginServer) Calls(grpc.BidiStreamingServer[CallFrame, CallEvent]) error {
+	return status.Errorf(codes.Unimplemented, "method Calls not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -191,6 +222,13 @@ func _Plugin_Call_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_Calls_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PluginServer).Calls(&grpc.GenericServerStream[CallFrame, CallEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_CallsServer = grpc.BidiStreamingServer[CallFrame, CallEvent]
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -211,7 +249,14 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Plugin_Call_Handler,
 		},
 	},
-	Streams:  []grpc.StreamDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Calls",
+			Handler:       _Plugin_Calls_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+	},
 	Metadata: "plugin.proto",
 }
 
