@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -232,3 +233,6 @@ func TestToolsDescribe(t *testing.T) {
 		t.Fatalf("describe unknown: %+v", r)
 	}
 }
+
+// ansiCode matches the terminal's control sequences.
+var ansiCode = regexp.MustCompile(`\x1b(\[[0-9;?]*[ -/]*[@-~]|[()][0-9A-Z]|[=>])`)

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -89,9 +88,6 @@ func (term *terminal) read() {
 		}
 	}
 }
-
-// ansiCode matches the terminal's control sequences.
-var ansiCode = regexp.MustCompile(`\x1b(\[[0-9;?]*[ -/]*[@-~]|[()][0-9A-Z]|[=>])`)
 
 // Expect waits until the output past what was already expected, its
 // control sequences and trailing blanks left out, contains s.
