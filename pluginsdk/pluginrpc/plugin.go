@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
@@ -175,7 +176,22 @@ func (r *Remote) Call(ctx context.Context, req CallRequest) (Result, error) {
 	return res, nil
 }
 
+// deadlineSlack is how close to its deadline a call may be ended by the
+// other side and still count as ended by the deadline.
+const deadlineSlack = 250 * time.Millisecond
+
 func callErr(ctx context.Context, err error) error {
+	// The deadline travels with the call: the plugin may end it a moment
+	// before this side's timer fires. Such an end is the deadline's.
+	if dl, ok := ctx.Deadline(); ok && ctx.Err() == nil && time.Until(dl) < deadlineSlack {
+		switch status.Code(err) {
+		case codes.Canceled, codes.DeadlineExceeded:
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Until(dl) + deadlineSlack):
+			}
+		}
+	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("the call ended: %w", context.Cause(ctx))
 	}
