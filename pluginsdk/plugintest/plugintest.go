@@ -257,6 +257,10 @@ func (h *Harness) Describe(t testing.TB) []ToolSpec {
 	return specs
 }
 
+// deadlineSlack: a call that ends this close to its deadline is taken as
+// ended by it.
+const deadlineSlack = 250 * time.Millisecond
+
 // Call runs one tool call with a fresh call id (call_1, call_2...) and
 // returns its result. The error is a failure of the call itself, not of the
 // tool: a call whose ctx ends first returns an error wrapping ctx's error
@@ -272,6 +276,18 @@ func (h *Harness) Call(ctx context.Context, tool, args string) (pluginsdk.Result
 		h.mu.Unlock()
 	}()
 	r, err := h.remote.Call(ctx, pluginrpc.CallRequest{ToolCallID: id, ToolName: tool, Arguments: json.RawMessage(args)})
+	// The deadline travels with the call, so the tool sees it end a moment
+	// before this side does: a call that ends that close to its deadline
+	// ended by it.
+	if dl, ok := ctx.Deadline(); ok && ctx.Err() == nil && time.Until(dl) < deadlineSlack {
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Until(dl) + deadlineSlack):
+		}
+	}
+	if ctx.Err() != nil {
+		return pluginsdk.Result{}, fmt.Errorf("plugintest: call %s: %w", tool, context.Cause(ctx))
+	}
 	if err != nil {
 		return pluginsdk.Result{}, fmt.Errorf("plugintest: call %s: %w", tool, err)
 	}
