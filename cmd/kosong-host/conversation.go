@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kosong-host/kosong-host/host/agent"
+	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/frontend/conversation"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/prompt"
@@ -60,13 +61,24 @@ func (g *globals) conversationOpener(f *runFlags) conversation.Opener {
 			return nil, err
 		}
 		events := &conversation.Relay{}
+		guards, err := readGuardConfig(s, f.config)
+		if err != nil {
+			return nil, err
+		}
+		guard, err := guards.openGuard(f.config, req.WorkDir, sess.ID, events)
+		if err != nil {
+			return nil, err
+		}
 		approvals := conversation.NewApprovals(req.Ask, events)
 		approvals.SetYolo(req.Yolo || f.yolo)
-		opts, err := g.loadOptions(approvals, sess.ID, sess.Dir)
+		opts, err := g.loadOptions(guard.decider(approvals), sess.ID, sess.Dir)
 		if err != nil {
 			return nil, err
 		}
 		opts.WorkDir = req.WorkDir
+		opts.Questions = req.Questions
+		opts.Model = &capability.Model{Provider: provider.Name(), Name: provider.Model(), Alias: sel.Alias,
+			Capabilities: sel.Capabilities, CapabilitiesKnown: sel.CapabilitiesDeclared, MaxContextSize: contextSize}
 		opts.OnProgress = func(p toolset.Progress) {
 			events.Observe(loop.ToolProgress{ToolCallID: p.ToolCallID, ToolName: p.Tool, Progress: p.Progress,
 				Total: p.Total, Message: p.Message})
@@ -76,21 +88,33 @@ func (g *globals) conversationOpener(f *runFlags) conversation.Opener {
 			return nil, err
 		}
 		a.Source = g.agentSource
-		if len(s.Subagents) > 0 {
-			run := subagent.NewRunner(subagent.Config{Subagents: s.Subagents, Provider: provider, Options: opts,
-				MaxStepsPerTurn: f.maxSteps, MaxContextSize: contextSize})
-			if err := a.Toolset.Add(subagent.Tool(s.Subagents, run)); err != nil {
-				a.Close()
-				return nil, err
-			}
+		if err := guard.attach(a, s, subagent.Config{Provider: provider, Options: opts,
+			MaxStepsPerTurn: f.maxSteps, MaxContextSize: contextSize}); err != nil {
+			a.Close()
+			return nil, err
 		}
-		l, err := loop.New(loop.Config{Provider: provider, Toolset: a.Toolset, System: system, History: history,
-			MaxStepsPerTurn: f.maxSteps, Observer: events, MaxContextSize: contextSize})
+		l, err := loop.New(guard.loopConfig(loop.Config{Provider: provider, Toolset: a.Toolset, System: system,
+			History: history, MaxStepsPerTurn: f.maxSteps, Observer: events, MaxContextSize: contextSize}, a))
 		if err != nil {
 			a.Close()
 			return nil, err
 		}
-		return conversation.New(conversation.Parts{Session: sess, Loop: l, Toolset: a.Toolset, Approvals: approvals,
-			Events: events, AgentName: s.Name, Close: a.Close}), nil
+		source := "startup"
+		if req.Resume != "" {
+			source = "resume"
+		}
+		end := guard.start(ctx, source)
+		var conv *conversation.Conversation
+		reload := func(ctx context.Context) (*agent.Reloaded, error) {
+			res, err := a.Reload(ctx, guard.reload)
+			events.Observe(reloadEvent(res, err))
+			if err == nil && !conv.Running() {
+				a.ApplyPending() // no step runs: take effect now
+			}
+			return res, err
+		}
+		conv = conversation.New(conversation.Parts{Session: sess, Loop: l, Toolset: a.Toolset, Approvals: approvals,
+			Events: events, AgentName: s.Name, Reload: reload, Close: func() { end(); a.Close() }})
+		return conv, nil
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/kosong-host/kosong-host/host/agent"
+	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/hooks"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/permission"
@@ -143,4 +144,66 @@ func bindRules(set *permission.Set, ts *toolset.Toolset) error {
 		return fmt.Errorf("%w", err)
 	}
 	return nil
+}
+
+// sessionGuard is one session's hooks and permission rules: the gate the
+// toolset, the loop, the approvals and the subagents go through, and the
+// reload options that renew them with the agent. The terminal run and the
+// conversations of the ACP and wire front ends build theirs with
+// openGuard, so all three apply the same rules and hooks.
+type sessionGuard struct {
+	gate   *permission.Gate
+	rules  *permission.Set
+	reload agent.ReloadOptions
+}
+
+// openGuard builds the session's gate from gc; hook runs are reported to obs.
+func (gc guardConfig) openGuard(configPath, workDir, sessionID string, obs loop.Observer) (*sessionGuard, error) {
+	runner, err := gc.hookRunner(workDir, sessionID, obs)
+	if err != nil {
+		return nil, err
+	}
+	rules := gc.ruleSet(workDir)
+	gate := permission.NewGate(rules, runner, obs)
+	return &sessionGuard{gate: gate, rules: rules,
+		reload: agent.ReloadOptions{Check: reloadCheck(configPath, workDir, sessionID, obs, gate)}}, nil
+}
+
+// decider puts the permission rules before the front end's approvals.
+func (sg *sessionGuard) decider(next approval.Decider) approval.Decider { return sg.gate.Decider(next) }
+
+// attach adds the subagent tool (when the spec has subagents; their calls
+// go through the same gate, and SubagentStart/SubagentStop fire), binds the
+// rules to the loaded tools and puts the gate before every call.
+func (sg *sessionGuard) attach(a *agent.Agent, s *spec.Spec, sub subagent.Config) error {
+	if len(s.Subagents) > 0 {
+		sub.Subagents, sub.Guard = s.Subagents, sg.gate
+		if err := a.Toolset.Add(subagent.Tool(s.Subagents, withSubagentHooks(subagent.NewRunner(sub), sg.gate))); err != nil {
+			return err
+		}
+	}
+	if err := bindRules(sg.rules, a.Toolset); err != nil {
+		return err
+	}
+	a.Toolset.SetGuard(sg.gate)
+	return nil
+}
+
+// loopConfig sets the loop's hooks (UserPromptSubmit, Stop, compaction)
+// and its step boundary, where reloads of a take effect.
+func (sg *sessionGuard) loopConfig(cfg loop.Config, a *agent.Agent) loop.Config {
+	cfg.Hooks = hooks.Loop{Runner: sg.gate.Hooks}
+	cfg.BeforeStep = a.BeforeStep
+	return cfg
+}
+
+// start fires SessionStart (source "startup" or "resume") and returns the
+// function that fires SessionEnd and waits for the PostToolUse hooks still
+// running.
+func (sg *sessionGuard) start(ctx context.Context, source string) (end func()) {
+	sg.gate.Hooks().Fire(ctx, hooks.SessionStart, source, map[string]any{"source": source})
+	return func() {
+		sg.gate.Hooks().Fire(context.WithoutCancel(ctx), hooks.SessionEnd, "exit", map[string]any{"reason": "exit"})
+		sg.gate.Wait()
+	}
 }

@@ -18,9 +18,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/capability"
-	"github.com/kosong-host/kosong-host/host/hooks"
 	"github.com/kosong-host/kosong-host/host/loop"
-	"github.com/kosong-host/kosong-host/host/permission"
 	"github.com/kosong-host/kosong-host/host/prompt"
 	"github.com/kosong-host/kosong-host/host/repl"
 	"github.com/kosong-host/kosong-host/host/session"
@@ -285,14 +283,11 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	}
 	defer fe.close()
 
-	hookRunner, err := guards.hookRunner(workDir, sess.ID, fe.printer)
+	guard, err := guards.openGuard(f.config, workDir, sess.ID, fe.printer)
 	if err != nil {
 		return exitCode(2, err)
 	}
-	rules := guards.ruleSet(workDir)
-	gate := permission.NewGate(rules, hookRunner, fe.printer)
-	defer gate.Wait()
-	opts, err := g.loadOptions(gate.Decider(fe.decider), sess.ID, sess.Dir)
+	opts, err := g.loadOptions(guard.decider(fe.decider), sess.ID, sess.Dir)
 	if err != nil {
 		return exitCode(2, err)
 	}
@@ -312,18 +307,11 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	}
 	defer a.Close()
 	a.Source = g.agentSource
-	if len(s.Subagents) > 0 {
-		run := subagent.NewRunner(subagent.Config{Subagents: s.Subagents, Provider: provider, Options: opts,
-			MaxStepsPerTurn: f.maxSteps, MaxContextSize: contextSize, Guard: gate})
-		if err := a.Toolset.Add(subagent.Tool(s.Subagents, withSubagentHooks(run, gate))); err != nil {
-			return exitCode(2, err)
-		}
-	}
-	if err := bindRules(rules, a.Toolset); err != nil {
+	if err := guard.attach(a, s, subagent.Config{Provider: provider, Options: opts,
+		MaxStepsPerTurn: f.maxSteps, MaxContextSize: contextSize}); err != nil {
 		return exitCode(2, err)
 	}
-	a.Toolset.SetGuard(gate)
-	reloadOpts := agent.ReloadOptions{Check: reloadCheck(f.config, workDir, sess.ID, fe.printer, gate)}
+	reloadOpts := guard.reload
 	report := func(res *agent.Reloaded, err error) { fe.printer.Observe(reloadEvent(res, err)) }
 	if f.watchAgent {
 		a.WatchFiles(reloadOpts, report)
@@ -336,9 +324,8 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 
 	refused := &refusals{Observer: fe.printer}
 	newLoop := func(p providers.ChatProvider, history []providers.Message, size int64) (*loop.Loop, error) {
-		return loop.New(loop.Config{Provider: p, Toolset: a.Toolset, System: system, History: history,
-			MaxStepsPerTurn: f.maxSteps, Observer: refused, MaxContextSize: size, Hooks: hooks.Loop{Runner: gate.Hooks},
-			BeforeStep: a.BeforeStep})
+		return loop.New(guard.loopConfig(loop.Config{Provider: p, Toolset: a.Toolset, System: system, History: history,
+			MaxStepsPerTurn: f.maxSteps, Observer: refused, MaxContextSize: size}, a))
 	}
 	l, err := newLoop(provider, history, contextSize)
 	if err != nil {
@@ -361,10 +348,7 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	if f.resume != "" {
 		source = "resume"
 	}
-	gate.Hooks().Fire(ctx, hooks.SessionStart, source, map[string]any{"source": source})
-	defer func() {
-		gate.Hooks().Fire(context.WithoutCancel(ctx), hooks.SessionEnd, "exit", map[string]any{"reason": "exit"})
-	}()
+	defer guard.start(ctx, source)()
 	if mode.oneShot {
 		return oneShot(ctx, l, mode.input, sess, refused, fe, stdout, streamJSON)
 	}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,9 +33,9 @@ type slashEnv struct {
 	sess        *session.Session
 }
 
-// slashCommands is the run's side of /clear, /model, /tools and /sessions.
+// slashCommands is the run's side of /clear, /model, /tools, /sessions and /tasks.
 func slashCommands(e *slashEnv) repl.Commands {
-	return repl.Commands{Clear: e.clear, Model: e.model, Tools: e.tools, Sessions: e.sessions}
+	return repl.Commands{Clear: e.clear, Model: e.model, Tools: e.tools, Sessions: e.sessions, Tasks: e.tasks}
 }
 
 func (e *slashEnv) clear() (*loop.Loop, func([]providers.Message) error, string, error) {
@@ -121,4 +124,49 @@ func (e *slashEnv) sessions() string {
 	}
 	b.WriteString("resume one with: kosong-host run --resume ID")
 	return b.String()
+}
+
+// tasks lists the shell plugin's running background tasks by calling its
+// TaskList tool (read-only, asks no approval) directly, not as a model's
+// call: no hooks, rules or events. What it lists is the plugin's own
+// account, so tasks that ended on their own are gone from it.
+func (e *slashEnv) tasks(ctx context.Context) ([]repl.BackgroundTask, error) {
+	t, ok := e.agent.Toolset.Find("TaskList")
+	if !ok {
+		return nil, errors.New("the agent has no TaskList tool")
+	}
+	res := t.Call(ctx, "kosong-host-tasks", json.RawMessage(`{"active_only":true,"limit":100}`))
+	if res.IsError() {
+		return nil, fmt.Errorf("TaskList: %s", res.Message)
+	}
+	return parseTaskList(res.OutputText()), nil
+}
+
+// parseTaskList reads TaskList's output: blocks of `key: value` lines, one
+// block a task, each starting with task_id.
+func parseTaskList(out string) []repl.BackgroundTask {
+	var list []repl.BackgroundTask
+	for _, line := range strings.Split(out, "\n") {
+		key, value, ok := strings.Cut(line, ": ")
+		if !ok {
+			continue
+		}
+		if key == "task_id" {
+			list = append(list, repl.BackgroundTask{ID: value})
+			continue
+		}
+		if len(list) == 0 {
+			continue
+		}
+		t := &list[len(list)-1]
+		switch key {
+		case "status":
+			t.Status = value
+		case "description":
+			t.Description = value
+		case "command":
+			t.Command = value
+		}
+	}
+	return list
 }

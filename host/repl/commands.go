@@ -26,6 +26,9 @@ type Commands struct {
 	Tools func() string
 	// Sessions lists the saved sessions.
 	Sessions func() string
+	// Tasks lists the running background tasks (/tasks, and a status line
+	// after each turn while any run); nil where the agent has none.
+	Tasks func(ctx context.Context) ([]BackgroundTask, error)
 }
 
 // command is one slash command.
@@ -43,6 +46,7 @@ func init() {
 		{"/compact", "[INSTRUCTION]", "summarise the history now, keeping what INSTRUCTION asks", (*REPL).cmdCompact},
 		{"/model", "[ALIAS]", "show the model, or switch to a model alias", (*REPL).cmdModel},
 		{"/tools", "", "list the tools: loaded, and skipped with the reason", (*REPL).cmdTools},
+		{"/tasks", "", "list the running background tasks", (*REPL).cmdTasks},
 		{"/yolo", "", "approve every action without asking (again: ask again)", (*REPL).cmdYolo},
 		{"/sessions", "", "list the saved sessions (resume one with run --resume ID)", (*REPL).cmdSessions},
 		{"/last", "", "show the whole output of the last tool call (also Ctrl-O)", (*REPL).cmdLast},

@@ -187,6 +187,7 @@ func (r *REPL) turn(ctx context.Context, l *loop.Loop, input string) {
 	_, _ = l.Turn(tctx, input) // the printer shows errors
 	stop()
 	r.afterTurn(l)
+	r.tasksStatus()
 }
 
 // watchInterrupts calls f on the next interrupt, until stop is called;

@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/frontend/conversation"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/spec"
@@ -169,7 +170,10 @@ func (a *Agent) open(ctx context.Context, cwd, resume string, servers []acpsdk.M
 	conv, err := a.cfg.Open(ctx, conversation.Request{WorkDir: cwd, Resume: resume, Yolo: a.cfg.Yolo, MCPServers: mcp,
 		Ask: func(ctx context.Context, req approval.Request) (approval.Answer, string, error) {
 			return a.ask(ctx, s, req)
-		}})
+		},
+		Questions: capability.UserInputFunc(func(ctx context.Context, req capability.QuestionRequest) (capability.Answers, error) {
+			return a.askQuestions(ctx, s, req)
+		})})
 	if err != nil {
 		if resume != "" && strings.Contains(err.Error(), "no session") {
 			return nil, invalidParams(fmt.Sprintf("unknown session %s: %v", resume, err))

@@ -12,6 +12,8 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/kosong-host/kosong-host/host/agent"
+	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/spec"
@@ -37,6 +39,10 @@ type Request struct {
 	// MCPServers are MCP servers the front end adds as tool sources of
 	// this conversation, beside the agent's own.
 	MCPServers []spec.MCPServer
+	// Questions answers the questions of tools (AskUserQuestion); nil
+	// where the front end's client cannot answer, and the tools that need
+	// it are then skipped at load.
+	Questions capability.UserInput
 }
 
 // Opener builds a conversation: the command line's agent, provider and
@@ -54,6 +60,10 @@ type Parts struct {
 	Events *Relay
 	// AgentName names the agent (for front ends that show it).
 	AgentName string
+	// Reload reloads the agent's spec: changed plugins are started or
+	// stopped and the new toolset takes effect at the next step (at once
+	// when no turn runs). nil: the conversation cannot be reloaded.
+	Reload func(ctx context.Context) (*agent.Reloaded, error)
 	// Close stops the agent's plugins and MCP servers.
 	Close func()
 }
@@ -189,4 +199,15 @@ func (c *Conversation) Idle() <-chan struct{} {
 	done := make(chan struct{})
 	close(done)
 	return done
+}
+
+// ErrNoReload: the conversation was built without a Reload.
+var ErrNoReload = errors.New("this conversation cannot be reloaded")
+
+// ReloadAgent reloads the agent (Parts.Reload).
+func (c *Conversation) ReloadAgent(ctx context.Context) (*agent.Reloaded, error) {
+	if c.Reload == nil {
+		return nil, ErrNoReload
+	}
+	return c.Reload(ctx)
 }

@@ -56,6 +56,9 @@ func wireEvent(e loop.Event) (string, any) {
 		return "CompactionEnd", map[string]any{"tokens": e.Tokens, "summarised": e.Summarised, "kept": e.Kept, "error": errText(e.Err)}
 	case loop.TurnFailed:
 		return "TurnFailed", map[string]any{"error": errText(e.Err)}
+	case loop.AgentReloaded:
+		return "AgentReloaded", map[string]any{"started": e.Started, "stopped": e.Stopped, "kept": e.Kept,
+			"tools": e.Tools, "error": errText(e.Err)}
 	case loop.TurnEnded:
 		return "TurnEnd", map[string]any{"steps": e.Steps, "reason": string(e.Reason), "error": errText(e.Err)}
 	}

@@ -142,6 +142,9 @@ type initParams struct {
 		Version string `json:"version"`
 	} `json:"client"`
 	ExternalTools []externalDecl `json:"external_tools"`
+	Capabilities  struct {
+		SupportsQuestion bool `json:"supports_question"`
+	} `json:"capabilities"`
 }
 
 type rejectedTool struct {
@@ -174,7 +177,7 @@ func (s *server) initialize(raw json.RawMessage) (any, *rpcError) {
 		"protocol_version": ProtocolVersion,
 		"server":           map[string]string{"name": s.cfg.ServerName, "version": s.cfg.Version},
 		"slash_commands":   []any{},
-		"capabilities":     map[string]bool{"supports_question": false},
+		"capabilities":     map[string]bool{"supports_question": s.questions},
 	}
 	if len(p.ExternalTools) > 0 {
 		res["external_tools"] = map[string]any{"accepted": accepted, "rejected": rejected}

@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/frontend/conversation"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/providers"
@@ -53,6 +54,9 @@ type server struct {
 	conv *conversation.Conversation
 	ctx  context.Context
 
+	// questions: the client declared supports_question at initialize.
+	questions bool
+
 	mu        sync.Mutex
 	externals map[string]bool
 	turns     sync.WaitGroup
@@ -66,8 +70,27 @@ func Serve(ctx context.Context, cfg Config) error {
 		cfg.Logger = hclog.NewNullLogger()
 	}
 	s := &server{cfg: cfg, peer: newPeer(cfg.Out), externals: map[string]bool{}}
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	go func() {
+		readErr <- readLines(cfg.In, func(b []byte) { lines <- append([]byte(nil), b...) })
+		close(lines)
+	}()
+	// The conversation opens once the first message is read: an
+	// initialize first says whether the client answers questions, which
+	// decides whether tools that ask (AskUserQuestion) are loaded.
+	var first []byte
+	select {
+	case first = <-lines:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	s.questions = clientAnswersQuestions(first)
 	req := cfg.Request
 	req.Ask = s.ask
+	if s.questions {
+		req.Questions = capability.UserInputFunc(s.askQuestions)
+	}
 	conv, err := cfg.Open(ctx, req)
 	if err != nil {
 		return err
@@ -76,12 +99,9 @@ func Serve(ctx context.Context, cfg Config) error {
 	conv.SetObserver(loop.ObserverFunc(s.event))
 	ctx, cancel := context.WithCancel(ctx)
 	s.ctx = ctx
-	lines := make(chan []byte)
-	readErr := make(chan error, 1)
-	go func() {
-		readErr <- readLines(cfg.In, func(b []byte) { lines <- append([]byte(nil), b...) })
-		close(lines)
-	}()
+	if first != nil {
+		s.handle(first)
+	}
 	var rerr error
 loop:
 	for {
@@ -135,6 +155,9 @@ func (s *server) handle(line []byte) {
 		result, rerr = s.initialize(m.Params)
 	case "prompt":
 		s.prompt(m)
+		return
+	case "reload":
+		s.reload(m)
 		return
 	case "cancel":
 		if !s.conv.Cancel() {
