@@ -1,16 +1,9 @@
 package openaicompat_test
 
 import (
-	"context"
-	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/kosong-host/kosong-host/providers"
 	"github.com/kosong-host/kosong-host/providers/internal/streamtest"
 	"github.com/kosong-host/kosong-host/providers/openaicompat"
 )
@@ -47,58 +40,13 @@ func FuzzStream(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	var mu sync.Mutex
-	var body string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		b := body
-		mu.Unlock()
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write([]byte(b))
-	}))
-	f.Cleanup(srv.Close)
+	srv := streamtest.NewBodyServer(f)
 	p, err := openaicompat.New(openaicompat.Config{Name: "fuzz", BaseURL: srv.URL + "/v1", APIKey: "k", Model: "m", HTTPClient: srv.Client()})
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data string) {
-		mu.Lock()
-		body = data
-		mu.Unlock()
-		checkStream(t, p, data)
+		srv.Set(data)
+		streamtest.CheckAnyStream(t, p, data)
 	})
-}
-
-func checkStream(t *testing.T, p providers.ChatProvider, data string) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var r streamtest.Result
-	s, err := p.Stream(ctx, providers.Request{History: []providers.Message{{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart("hi")}}}})
-	if err != nil {
-		r.Err = err
-	} else {
-		r = streamtest.Drain(s, nil)
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("no end within 10s for %q", data)
-	}
-	if r.Err != nil {
-		var pe *providers.Error
-		if !errors.As(r.Err, &pe) {
-			t.Fatalf("error %T is not a *providers.Error: %v", r.Err, r.Err)
-		}
-		if strings.ContainsAny(r.Err.Error(), "\n\r") {
-			t.Fatalf("error is not one line: %q", r.Err)
-		}
-		return
-	}
-	if r.Text == "" && len(r.Calls) == 0 {
-		t.Fatalf("a response with no text and no tool call, without an error: %+v", r)
-	}
-	for _, c := range r.Calls {
-		if c.ID == "" || c.Name == "" {
-			t.Fatalf("tool call without an id or a name: %+v", c)
-		}
-	}
 }

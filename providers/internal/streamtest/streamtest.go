@@ -6,8 +6,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/kosong-host/kosong-host/providers"
 )
@@ -126,4 +130,71 @@ func CheckCloseWhileWaiting(t *testing.T, s providers.Stream) {
 		t.Error("Next succeeded after Close")
 	}
 	s.Close()
+}
+
+// BodyServer serves whatever body was last set as an event stream: the
+// server of a provider's stream fuzz target.
+type BodyServer struct {
+	*httptest.Server
+	mu   sync.Mutex
+	body string
+}
+
+// NewBodyServer starts a BodyServer, closed when tb ends.
+func NewBodyServer(tb testing.TB) *BodyServer {
+	s := &BodyServer{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		s.mu.Lock()
+		b := s.body
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte(b))
+	}))
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// Set makes body the server's next answer.
+func (s *BodyServer) Set(body string) {
+	s.mu.Lock()
+	s.body = body
+	s.mu.Unlock()
+}
+
+// CheckAnyStream streams one response of p, which its server answers
+// with data, and checks what fuzzing asks of any stream: no panic and no
+// hang; an end in a *providers.Error of one line, or with text or tool
+// calls that each have an id and a name.
+func CheckAnyStream(t *testing.T, p providers.ChatProvider, data string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var r Result
+	s, err := p.Stream(ctx, providers.Request{History: []providers.Message{{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart("hi")}}}})
+	if err != nil {
+		r.Err = err
+	} else {
+		r = Drain(s, nil)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("no end within 10s for %q", data)
+	}
+	if r.Err != nil {
+		var pe *providers.Error
+		if !errors.As(r.Err, &pe) {
+			t.Fatalf("error %T is not a *providers.Error: %v", r.Err, r.Err)
+		}
+		if strings.ContainsAny(r.Err.Error(), "\n\r") {
+			t.Fatalf("error is not one line: %q", r.Err)
+		}
+		return
+	}
+	if r.Text == "" && len(r.Calls) == 0 {
+		t.Fatalf("a response with no text and no tool call, without an error: %+v", r)
+	}
+	for _, c := range r.Calls {
+		if c.ID == "" || c.Name == "" {
+			t.Fatalf("tool call without an id or a name: %+v", c)
+		}
+	}
 }
