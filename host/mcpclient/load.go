@@ -145,9 +145,7 @@ func (l *Loaded) add(cfg spec.MCPServer, r started, opts Options) {
 	for _, t := range s.Tools() {
 		l.Status = append(l.Status, Status{Server: cfg.Name, Name: t.name, Source: s.source, Tool: t})
 	}
-	for _, t := range s.Refused() {
-		l.Status = append(l.Status, t)
-	}
+	l.Status = append(l.Status, s.Refused()...)
 	offered := s.Offered()
 	for _, name := range cfg.EnabledTools {
 		if !slices.Contains(offered, name) {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"sync"
 	"time"
 
 	"github.com/kosong-host/kosong-host/host/capability"
@@ -48,7 +47,6 @@ type remoteLink struct {
 	addr string
 	nc   *pluginrpc.NetworkConn
 	tail *proc.Tail
-	once sync.Once
 	done chan struct{}
 }
 

@@ -33,10 +33,7 @@ type RemoteRef struct {
 	tlsNode *yaml.Node // while parsing
 }
 
-var (
-	remoteKeys = []string{"remote", "name", "tls", "tools", "config", "timeout"}
-	tlsKeys    = []string{"ca", "cert", "key", "server_name"}
-)
+var tlsKeys = []string{"ca", "cert", "key", "server_name"}
 
 // remoteKey parses a key of a tool reference that only a remote reference has.
 func (p *parser) remoteKey(r *ToolRef, k, v *yaml.Node, where string) error {

@@ -225,8 +225,6 @@ func (m *matcher) next(pos int) (start, end int, ok bool) {
 			e := len(data)
 			if j := bytes.IndexByte(data[h:], '\n'); j >= 0 {
 				e = h + j
-			} else {
-				e = len(data)
 			}
 			if re.Match(trimCR(data[st:e])) {
 				return st, e, true

@@ -78,9 +78,6 @@ func testMux() *http.ServeMux {
 	return mux
 }
 
-// fetchOnly loads FetchURL alone: SearchWeb skips without a config.
-var fetchOnly = plugintest.Options{Tools: []string{"FetchURL"}}
-
 func newHarness(t *testing.T, o options, opts plugintest.Options) *plugintest.Harness {
 	return plugintest.New(t, opts, newDefinitions(o)...)
 }
