@@ -47,6 +47,7 @@ func init() {
 		{"/model", "[ALIAS]", "show the model, or switch to a model alias", (*REPL).cmdModel},
 		{"/tools", "", "list the tools: loaded, and skipped with the reason", (*REPL).cmdTools},
 		{"/tasks", "", "list the running background tasks", (*REPL).cmdTasks},
+		{"/reload", "", "reload the agent file: changed plugins restart, the tools change from the next step", (*REPL).cmdReload},
 		{"/yolo", "", "approve every action without asking (again: ask again)", (*REPL).cmdYolo},
 		{"/sessions", "", "list the saved sessions (resume one with run --resume ID)", (*REPL).cmdSessions},
 		{"/last", "", "show the whole output of the last tool call (also Ctrl-O)", (*REPL).cmdLast},
@@ -233,5 +234,14 @@ func (r *REPL) cmdLast(context.Context, string) bool {
 	if !strings.HasSuffix(out, "\n") {
 		fmt.Fprintln(r.cfg.Prompts)
 	}
+	return false
+}
+
+func (r *REPL) cmdReload(ctx context.Context, _ string) bool {
+	if r.cfg.Reload == nil {
+		r.say("/reload is not available in this run")
+		return false
+	}
+	r.cfg.Reload(ctx)
 	return false
 }

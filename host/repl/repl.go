@@ -121,11 +121,6 @@ func (r *REPL) Run(ctx context.Context, l *loop.Loop) error {
 			continue
 		case "exit", "quit":
 			return nil
-		case "/reload":
-			if r.cfg.Reload != nil {
-				r.cfg.Reload(ctx)
-				continue
-			}
 		}
 		r.cfg.Lines.AddHistory(trimmed)
 		if isCommand(trimmed) {
