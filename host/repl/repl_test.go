@@ -732,3 +732,32 @@ func TestSpinnerClearsItsLine(t *testing.T) {
 		}
 	}
 }
+
+// TestREPLReload: /reload is listed by /help and runs the reload, never
+// reaching the model.
+func TestREPLReload(t *testing.T) {
+	prov := &recordingProvider{ChatProvider: scripted.New([]scripted.Turn{{Text: "unused"}})}
+	out := &syncBuffer{}
+	printer := NewTextPrinter(out, out, TextOptions{})
+	pr, pw := io.Pipe()
+	go func() {
+		_, _ = io.WriteString(pw, "/help\n/reload\n/exit\n")
+		pw.Close()
+	}()
+	reloads := 0
+	r := New(Config{Lines: NewPipeReader(pr), Printer: printer, Prompts: out,
+		Reload: func(context.Context) { reloads++ }})
+	l, err := loop.New(loop.Config{Provider: prov, Toolset: toolset.New(nil), Observer: printer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Run(context.Background(), l); err != nil {
+		t.Fatal(err)
+	}
+	if reloads != 1 || len(prov.Requests()) != 0 {
+		t.Fatalf("%d reloads and %d model requests, want 1 and 0", reloads, len(prov.Requests()))
+	}
+	if !strings.Contains(out.String(), "/reload") {
+		t.Errorf("/help does not list /reload:\n%s", out)
+	}
+}
