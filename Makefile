@@ -75,7 +75,6 @@ FUZZ := host/spec:FuzzParseAgentSpec host/spec:FuzzLoadMCPConfig \
 	host/session:FuzzLoadHistory providers/scripted:FuzzParseScript \
 	providers/openaicompat:FuzzStream providers/anthropic:FuzzStream providers/google:FuzzStream
 
-.PHONY: fuzz
 fuzz:
 	@failed=""; for t in $(FUZZ); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
