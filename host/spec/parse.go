@@ -20,6 +20,13 @@ type opt[T any] struct {
 	line int
 }
 
+// over replaces o with c when c is set: a child file's field over its base's.
+func (o *opt[T]) over(c opt[T]) {
+	if c.set {
+		*o = c
+	}
+}
+
 // file is one agent spec file as written, relative paths already made absolute.
 type file struct {
 	path string // absolute
