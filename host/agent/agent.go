@@ -364,10 +364,6 @@ func (a *Agent) addMCP(l *mcpclient.Loaded, logger hclog.Logger) (failures []str
 		}
 	}
 	for _, st := range l.Status {
-		row := ToolStatus{Name: st.Name, Status: "loaded", Capabilities: []string{}, Source: st.Source, MCPServer: st.Server}
-		if st.Name == "" {
-			row.Name = "mcp:" + st.Server
-		}
 		if st.Tool != nil {
 			if err := a.Toolset.Add(st.Tool); err != nil {
 				if _, clash := a.Toolset.Find(st.Name); clash {
@@ -377,15 +373,25 @@ func (a *Agent) addMCP(l *mcpclient.Loaded, logger hclog.Logger) (failures []str
 				st.Err = err
 			}
 		}
-		if st.Err != nil {
-			row.Status, row.Reason = "failed", st.Err.Error()
-		}
-		a.Status = append(a.Status, row)
+		a.Status = append(a.Status, mcpRow(st))
 	}
 	if len(failures) == 0 {
 		a.watchMCP(logger)
 	}
 	return failures
+}
+
+// mcpRow is the status row of one MCP load result: "loaded", or "failed"
+// with the reason; a server that did not start is the row "mcp:SERVER".
+func mcpRow(st mcpclient.Status) ToolStatus {
+	row := ToolStatus{Name: st.Name, Status: "loaded", Capabilities: []string{}, Source: st.Source, MCPServer: st.Server}
+	if st.Name == "" {
+		row.Name = "mcp:" + st.Server
+	}
+	if st.Err != nil {
+		row.Status, row.Reason = "failed", st.Err.Error()
+	}
+	return row
 }
 
 // addLateMCP adds the tools of a server that came up after the load: they
@@ -394,20 +400,13 @@ func (a *Agent) addMCP(l *mcpclient.Loaded, logger hclog.Logger) (failures []str
 func (a *Agent) addLateMCP(l *mcpclient.Loaded, logger hclog.Logger) {
 	var rows []ToolStatus
 	for _, st := range l.Status {
-		row := ToolStatus{Name: st.Name, Status: "loaded", Capabilities: []string{}, Source: st.Source, MCPServer: st.Server}
-		if st.Name == "" {
-			row.Name = "mcp:" + st.Server
-		}
 		if st.Tool != nil {
 			if err := a.Toolset.Add(st.Tool); err != nil {
 				logger.Warn("a tool of an MCP server that started late was not loaded", "server", st.Server, "error", err)
 				st.Err = err
 			}
 		}
-		if st.Err != nil {
-			row.Status, row.Reason = "failed", st.Err.Error()
-		}
-		rows = append(rows, row)
+		rows = append(rows, mcpRow(st))
 	}
 	a.mu.Lock()
 	a.late = append(a.late, rows...)

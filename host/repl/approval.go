@@ -207,17 +207,8 @@ func (a *asker) askUser(ctx context.Context, req approval.Request) (approval.Ans
 	io.WriteString(a.out, a.question(req)+"  "+lineLegend+"\n")
 	for {
 		line, err := a.lines.ReadLine(ctx, "answer [1-4]: ")
-		switch {
-		case errors.Is(err, io.EOF):
-			fmt.Fprintln(a.out, "(end of input: rejected)")
-			return approval.Reject, "", nil
-		case errors.Is(err, ErrInterrupt):
-			if a.interrupt != nil {
-				a.interrupt()
-			}
-			return approval.Reject, "", context.Canceled
-		case err != nil:
-			return approval.Reject, "", err
+		if err != nil {
+			return approval.Reject, "", a.readFailed(err, "(end of input: rejected)")
 		}
 		word, rest, _ := strings.Cut(strings.TrimSpace(line), " ")
 		rest = strings.TrimSpace(rest)
@@ -242,6 +233,23 @@ func (a *asker) askUser(ctx context.Context, req approval.Request) (approval.Ans
 	}
 }
 
+// readFailed settles a question whose answer could not be read: end of
+// input is a rejection (noted with eofNote), an interrupt also interrupts
+// the turn, any other error is returned.
+func (a *asker) readFailed(err error, eofNote string) error {
+	switch {
+	case errors.Is(err, io.EOF):
+		fmt.Fprintln(a.out, eofNote)
+		return nil
+	case errors.Is(err, ErrInterrupt):
+		if a.interrupt != nil {
+			a.interrupt()
+		}
+		return context.Canceled
+	}
+	return err
+}
+
 // askKey asks on a terminal: one key press answers, typed-ahead and
 // pasted text never do.
 func (a *asker) askKey(ctx context.Context, req approval.Request) (approval.Answer, string, error) {
@@ -251,17 +259,8 @@ func (a *asker) askKey(ctx context.Context, req approval.Request) (approval.Answ
 	for {
 		key, err := a.keys.ReadKey(ctx, legend, ignored)
 		legend = "" // shown once
-		switch {
-		case errors.Is(err, io.EOF):
-			fmt.Fprintln(a.out, "  (end of input: rejected)")
-			return approval.Reject, "", nil
-		case errors.Is(err, ErrInterrupt):
-			if a.interrupt != nil {
-				a.interrupt()
-			}
-			return approval.Reject, "", context.Canceled
-		case err != nil:
-			return approval.Reject, "", err
+		if err != nil {
+			return approval.Reject, "", a.readFailed(err, "  (end of input: rejected)")
 		}
 		switch key {
 		case '1':

@@ -20,6 +20,16 @@ type opt[T any] struct {
 	line int
 }
 
+// mark records that the key was present, at line.
+func (o *opt[T]) mark(line int) { o.set, o.line = true, line }
+
+// over replaces o with c when c is set: a child file's field over its base's.
+func (o *opt[T]) over(c opt[T]) {
+	if c.set {
+		*o = c
+	}
+}
+
 // file is one agent spec file as written, relative paths already made absolute.
 type file struct {
 	path string // absolute
@@ -120,43 +130,44 @@ func (p *parser) agent(n *yaml.Node) error {
 				return nil // Kimi: extend: null means no base
 			}
 			f.extend.v, err = p.nonEmptyString(v, "extend")
-			f.extend.set, f.extend.line = true, k.Line
+			f.extend.mark(k.Line)
 		case "name":
 			f.name.v, err = p.str(v, "name")
-			f.name.set, f.name.line = true, k.Line
+			f.name.mark(k.Line)
 		case "system_prompt_path":
 			var s string
 			s, err = p.nonEmptyString(v, "system_prompt_path")
-			f.systemPromptPath.v, f.systemPromptPath.set, f.systemPromptPath.line = f.abs(s), true, k.Line
+			f.systemPromptPath.v = f.abs(s)
+			f.systemPromptPath.mark(k.Line)
 		case "system_prompt_args":
 			f.systemPromptArgs, err = p.stringMap(v, "system_prompt_args")
 		case "tools":
 			f.tools.v, err = p.toolRefs(v, "tools")
-			f.tools.set, f.tools.line = true, k.Line
+			f.tools.mark(k.Line)
 		case "allowed_tools":
 			f.allowedTools.v, err = p.toolRefs(v, "allowed_tools")
-			f.allowedTools.set, f.allowedTools.line = true, k.Line
+			f.allowedTools.mark(k.Line)
 		case "exclude_tools":
 			f.excludeTools.v, err = p.excludes(v)
-			f.excludeTools.set, f.excludeTools.line = true, k.Line
+			f.excludeTools.mark(k.Line)
 		case "subagents":
 			f.subagents.v, err = p.subagents(v)
-			f.subagents.set, f.subagents.line = true, k.Line
+			f.subagents.mark(k.Line)
 		case "model":
 			f.model.v, err = p.str(v, "model")
-			f.model.set, f.model.line = true, k.Line
+			f.model.mark(k.Line)
 		case "mcp_servers":
 			f.mcpServers.v, err = p.mcpServers(v, "mcp_servers")
-			f.mcpServers.set, f.mcpServers.line = true, k.Line
+			f.mcpServers.mark(k.Line)
 		case "sandbox":
 			f.sandbox.v, err = p.sandbox(v, "agent")
-			f.sandbox.set, f.sandbox.line = true, k.Line
+			f.sandbox.mark(k.Line)
 		case "hooks":
 			f.hooks.v, err = p.hooks(v)
-			f.hooks.set, f.hooks.line = true, k.Line
+			f.hooks.mark(k.Line)
 		case "permissions":
 			f.permissions.v, err = p.permissions(v)
-			f.permissions.set, f.permissions.line = true, k.Line
+			f.permissions.mark(k.Line)
 		default:
 			return p.unknownKey(k, "agent", agentKeys)
 		}

@@ -265,12 +265,8 @@ func merge(base, child *file) *file {
 	m := *base
 	m.path, m.dir = child.path, child.dir
 	m.extend = opt[string]{}
-	if child.name.set {
-		m.name = child.name
-	}
-	if child.systemPromptPath.set {
-		m.systemPromptPath = child.systemPromptPath
-	}
+	m.name.over(child.name)
+	m.systemPromptPath.over(child.systemPromptPath)
 	args := make(map[string]string, len(base.systemPromptArgs)+len(child.systemPromptArgs))
 	for k, v := range base.systemPromptArgs {
 		args[k] = v
@@ -279,33 +275,15 @@ func merge(base, child *file) *file {
 		args[k] = v
 	}
 	m.systemPromptArgs = args
-	if child.tools.set {
-		m.tools = child.tools
-	}
-	if child.allowedTools.set {
-		m.allowedTools = child.allowedTools
-	}
-	if child.excludeTools.set {
-		m.excludeTools = child.excludeTools
-	}
-	if child.subagents.set {
-		m.subagents = child.subagents
-	}
-	if child.model.set {
-		m.model = child.model
-	}
-	if child.mcpServers.set {
-		m.mcpServers = child.mcpServers
-	}
-	if child.sandbox.set {
-		m.sandbox = child.sandbox
-	}
-	if child.hooks.set {
-		m.hooks = child.hooks
-	}
-	if child.permissions.set {
-		m.permissions = child.permissions
-	}
+	m.tools.over(child.tools)
+	m.allowedTools.over(child.allowedTools)
+	m.excludeTools.over(child.excludeTools)
+	m.subagents.over(child.subagents)
+	m.model.over(child.model)
+	m.mcpServers.over(child.mcpServers)
+	m.sandbox.over(child.sandbox)
+	m.hooks.over(child.hooks)
+	m.permissions.over(child.permissions)
 	return &m
 }
 
