@@ -69,13 +69,7 @@ func (h *Host) Serve(broker *plugin.GRPCBroker) uint32 {
 	id := broker.NextId()
 	go broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
 		s := grpc.NewServer(opts...)
-		pluginv1.RegisterApprovalServer(s, approvalServer{h: h})
-		pluginv1.RegisterEnvironmentServer(s, environmentServer{h: h})
-		pluginv1.RegisterSessionServer(s, sessionServer{h: h})
-		pluginv1.RegisterConfigServer(s, configServer{h: h})
-		pluginv1.RegisterProgressServer(s, progressServer{h: h})
-		pluginv1.RegisterUserInputServer(s, userInputServer{h: h})
-		pluginv1.RegisterModelServer(s, modelServer{h: h})
+		h.Register(s)
 		return s
 	})
 	return id

@@ -7,18 +7,13 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
 
-// ProgressReport is a progress report of a running plugin tool call.
-type ProgressReport struct {
-	ToolCallID string
-	ToolName   string
-	Progress   float64
-	// Total is 0 when unknown.
-	Total   float64
-	Message string
-}
+// ProgressReport is a progress report of a running plugin tool call, as the
+// wire glue decodes it.
+type ProgressReport = pluginrpc.ProgressReport
 
 // ProgressSinks routes the progress reports of a plugin's tool calls to the
 // sink the host's plugin tool registered for each call.
@@ -69,8 +64,7 @@ func (s progressServer) Report(_ context.Context, req *pluginv1.ProgressReport) 
 	if s.h.Progress == nil {
 		return nil, status.Error(codes.Unimplemented, "the host takes no progress reports")
 	}
-	r := ProgressReport{ToolCallID: req.GetToolCallId(), ToolName: req.GetToolName(), Progress: req.GetProgress(),
-		Total: req.GetTotal(), Message: req.GetMessage()}
+	r := pluginrpc.FromProtoProgress(req)
 	if r.ToolCallID == "" || !s.h.Progress.deliver(r) {
 		return nil, status.Errorf(codes.FailedPrecondition,
 			"progress reported by plugin %s with no tool call in progress (tool call id %q)", s.h.Plugin, r.ToolCallID)

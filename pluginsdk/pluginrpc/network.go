@@ -217,18 +217,7 @@ type networkServer struct {
 }
 
 func (s *networkServer) Load(ctx context.Context, req *pluginv1.LoadRequest) (*pluginv1.LoadResponse, error) {
-	dial := func() (*HostClient, error) {
-		conn, err := streamConn(s.sess)
-		if err != nil {
-			return nil, fmt.Errorf("dial host capability server: %w", err)
-		}
-		return NewHostClient(conn), nil
-	}
-	loads, err := s.impl.Load(ctx, FromProtoLoadRequest(req), dial)
-	if err != nil {
-		return nil, err
-	}
-	return ToProtoLoadResponse(loads), nil
+	return s.load(ctx, req, func() (*grpc.ClientConn, error) { return streamConn(s.sess) })
 }
 
 // streamConn is a gRPC client whose transport is a stream of sess (TLS

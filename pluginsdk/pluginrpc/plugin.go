@@ -2,6 +2,7 @@ package pluginrpc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -96,17 +97,24 @@ func (s *grpcServer) Describe(ctx context.Context, _ *pluginv1.DescribeRequest) 
 
 func (s *grpcServer) Load(ctx context.Context, req *pluginv1.LoadRequest) (*pluginv1.LoadResponse, error) {
 	id := req.GetCapabilityBrokerId()
-	dial := func() (*HostClient, error) {
+	return s.load(ctx, req, func() (*grpc.ClientConn, error) {
 		if s.broker == nil {
-			return nil, fmt.Errorf("dial host capability server: no broker")
+			return nil, errors.New("no broker")
 		}
-		conn, err := s.broker.Dial(id)
+		return s.broker.Dial(id)
+	})
+}
+
+// load constructs the plugin's tools; dial reaches the host's capability
+// server, however the connection to the host carries it.
+func (s *grpcServer) load(ctx context.Context, req *pluginv1.LoadRequest, dial func() (*grpc.ClientConn, error)) (*pluginv1.LoadResponse, error) {
+	loads, err := s.impl.Load(ctx, FromProtoLoadRequest(req), func() (*HostClient, error) {
+		conn, err := dial()
 		if err != nil {
 			return nil, fmt.Errorf("dial host capability server: %w", err)
 		}
 		return NewHostClient(conn), nil
-	}
-	loads, err := s.impl.Load(ctx, FromProtoLoadRequest(req), dial)
+	})
 	if err != nil {
 		return nil, err
 	}
