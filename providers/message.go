@@ -3,6 +3,7 @@
 package providers
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 )
@@ -34,6 +35,11 @@ type ContentPart struct {
 	Text string `json:"text,omitempty"`
 	// ImageURL is set for PartImage: an http(s) URL or a data: URL.
 	ImageURL string `json:"image_url,omitempty"`
+}
+
+// DataURL is the data:MEDIA;base64,DATA URL of data, as ParseDataURL reads it.
+func DataURL(media string, data []byte) string {
+	return "data:" + media + ";base64," + base64.StdEncoding.EncodeToString(data)
 }
 
 // ParseDataURL splits an image URL of the form data:MEDIA;base64,DATA; ok

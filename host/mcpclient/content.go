@@ -142,7 +142,7 @@ func imagePart(mime string, data []byte) providers.ContentPart {
 	if mime == "" {
 		mime = "image/png"
 	}
-	return providers.ContentPart{Type: providers.PartImage, ImageURL: "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data)}
+	return providers.ContentPart{Type: providers.PartImage, ImageURL: providers.DataURL(mime, data)}
 }
 
 func orUnknown(mime string) string {

@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -104,7 +103,7 @@ func fromParts(parts []*pluginv1.ContentPart) []providers.ContentPart {
 		if img := p.GetImage(); img != nil {
 			url := img.GetUrl()
 			if url == "" {
-				url = dataURL(img.GetMimeType(), img.GetData())
+				url = providers.DataURL(img.GetMimeType(), img.GetData())
 			}
 			out = append(out, providers.ContentPart{Type: providers.PartImage, ImageURL: url})
 			continue
@@ -124,8 +123,4 @@ func fromDisplay(blocks []*pluginv1.DisplayBlock) []toolset.Display {
 		out = append(out, toolset.Display{Kind: b.GetKind(), Data: data})
 	}
 	return out
-}
-
-func dataURL(mime string, data []byte) string {
-	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data)
 }
