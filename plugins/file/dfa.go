@@ -195,10 +195,7 @@ func (d *dfa) nextCandidate(data []byte, pos int) (start, end int, ok bool) {
 		if t < 0 {
 			at := i - 1
 			st := pos + bytes.LastIndexByte(data[pos:at], '\n') + 1
-			e := len(data)
-			if j := bytes.IndexByte(data[at:], '\n'); j >= 0 {
-				e = at + j
-			}
+			e := lineEnd(data, at)
 			return st, e, true
 		}
 		s = t

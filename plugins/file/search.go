@@ -161,6 +161,16 @@ func (w *worker) searchData(ctx context.Context, data []byte, shown string, res 
 
 func trimCR(b []byte) []byte { return bytes.TrimSuffix(b, []byte("\r")) }
 
+// lineEnd returns the offset of the newline ending the line that holds
+// offset i of data, or len(data) on the last line.
+func lineEnd(data []byte, i int) int {
+	j := bytes.IndexByte(data[i:], '\n')
+	if j < 0 {
+		return len(data)
+	}
+	return i + j
+}
+
 // matcher finds a file's matching lines.
 type matcher struct {
 	w       *worker
@@ -222,10 +232,7 @@ func (m *matcher) next(pos int) (start, end int, ok bool) {
 			}
 			h := pos + i
 			st := pos + bytes.LastIndexByte(data[pos:h], '\n') + 1
-			e := len(data)
-			if j := bytes.IndexByte(data[h:], '\n'); j >= 0 {
-				e = h + j
-			}
+			e := lineEnd(data, h)
 			if re.Match(trimCR(data[st:e])) {
 				return st, e, true
 			}
@@ -255,10 +262,7 @@ func (m *matcher) next(pos int) (start, end int, ok bool) {
 		}
 	}
 	for pos < len(data) {
-		e := len(data)
-		if j := bytes.IndexByte(data[pos:], '\n'); j >= 0 {
-			e = pos + j
-		}
+		e := lineEnd(data, pos)
 		if re.Match(trimCR(data[pos:e])) {
 			return pos, e, true
 		}
@@ -282,10 +286,7 @@ func (w *worker) multilineSpans(data []byte) []span {
 		}
 		st := bytes.LastIndexByte(data[:ms], '\n') + 1
 		for st <= me && st <= len(data) {
-			e := len(data)
-			if j := bytes.IndexByte(data[st:], '\n'); j >= 0 {
-				e = st + j
-			}
+			e := lineEnd(data, st)
 			if st > last {
 				spans = append(spans, span{st, e})
 				last = st

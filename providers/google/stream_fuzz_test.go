@@ -3,8 +3,6 @@ package google_test
 import (
 	"context"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -55,11 +53,8 @@ func FuzzStream(f *testing.F) {
 // streamBody streams a response whose body is body.
 func streamBody(t *testing.T, body string) streamtest.Result {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write([]byte(body))
-	}))
-	t.Cleanup(srv.Close)
+	srv := streamtest.NewBodyServer(t)
+	srv.Set(body)
 	p, err := google.New(google.Config{BaseURL: srv.URL, APIKey: "k", Model: "gemini-test", HTTPClient: srv.Client()})
 	if err != nil {
 		t.Fatal(err)

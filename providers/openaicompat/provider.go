@@ -108,6 +108,8 @@ type Config struct {
 	// HTTPClient is the client requests go through (default: a plain
 	// one); Timeouts are enforced on top of it.
 	HTTPClient *http.Client
+	// Headers are added to every request.
+	Headers map[string]string
 	// Timeouts bound the waits on the API (zero values: the defaults of
 	// providers/timeouts).
 	Timeouts timeouts.Timeouts
@@ -155,7 +157,38 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("provider %s: base URL %q is not an http(s) URL", cfg.Name, cfg.BaseURL)
 	}
-	return &Provider{cfg: cfg, http: timeouts.Client(cfg.HTTPClient, cfg.Timeouts)}, nil
+	return &Provider{cfg: cfg, http: timeouts.Client(withHeaders(cfg.HTTPClient, cfg.Headers), cfg.Timeouts)}, nil
+}
+
+// withHeaders returns a copy of c (nil: a plain client) whose transport
+// adds headers to every request; c itself when there are none.
+func withHeaders(c *http.Client, headers map[string]string) *http.Client {
+	if len(headers) == 0 {
+		return c
+	}
+	out := &http.Client{}
+	if c != nil {
+		*out = *c
+	}
+	base := out.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	out.Transport = headerTransport{base: base, headers: headers}
+	return out
+}
+
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range t.headers {
+		req.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(req)
 }
 
 // Name implements providers.ChatProvider.

@@ -598,3 +598,29 @@ func TestDoneWithoutFinishReason(t *testing.T) {
 		t.Fatalf("r = %+v", r)
 	}
 }
+
+// TestHeaders: configured headers go with every request, through the
+// client the caller gives, and the caller's client is left as it was.
+func TestHeaders(t *testing.T) {
+	srv := openaitest.NewServer(t, openaitest.Response{Text: []string{"ok"}})
+	client := srv.Client()
+	transport := client.Transport
+	p, err := openaicompat.New(openaicompat.Config{Name: "kimi", BaseURL: srv.BaseURL(), APIKey: "sk-test", Model: model,
+		HTTPClient: client, Headers: map[string]string{"X-Team": "blue"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Stream(testCtx(t), providers.Request{History: []providers.Message{{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart("hi")}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := streamtest.Drain(s, nil); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if got := srv.LastRequest(t).Header.Get("X-Team"); got != "blue" {
+		t.Errorf("X-Team %q, want blue", got)
+	}
+	if client.Transport != transport {
+		t.Error("the caller's client was changed")
+	}
+}
