@@ -51,7 +51,7 @@ failed to load, 2 a configuration error.`,
 
 func validateAgent(cmd *cobra.Command, g *globals, f *validateFlags) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	s, err := spec.Load(g.agentPath, spec.LoadOptions{DefaultAgentPath: defaultAgentPath()})
+	s, err := loadAgentSpec(g.agentPath)
 	if err != nil {
 		return exitCode(2, err)
 	}
@@ -184,7 +184,7 @@ func checkSubagents(s *spec.Spec, workDir string, seen map[string]bool) []error 
 		}
 		seen[sub.Path] = true
 		wrap := func(err error) error { return fmt.Errorf("subagent %s of %s: %w", name, s.Path, err) }
-		ss, err := spec.Load(sub.Path, spec.LoadOptions{DefaultAgentPath: defaultAgentPath()})
+		ss, err := loadAgentSpec(sub.Path)
 		if err != nil {
 			problems = append(problems, wrap(err))
 			continue
