@@ -75,6 +75,12 @@ func builtinAgentPath() (string, error) {
 	return builtinAgents.path, builtinAgents.err
 }
 
+// loadAgentSpec loads the agent spec at path, `extend: default` naming
+// defaultAgentPath.
+func loadAgentSpec(path string) (*spec.Spec, error) {
+	return spec.Load(path, spec.LoadOptions{DefaultAgentPath: defaultAgentPath()})
+}
+
 // defaultAgentPath is the agent that `extend: default` names:
 // $KOSONG_DEFAULT_AGENT if set, else the built-in default agent.
 func defaultAgentPath() string {

@@ -125,8 +125,7 @@ func TestAskUserQuestionAnsweredInTerminal(t *testing.T) {
 	state := t.TempDir()
 	cmd := exec.Command(kosongHost(t), "--agent", "agent.yaml", "run", "--provider", "scripted", "--script", "script.yaml")
 	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "KOSONG_PLUGIN_PATH=", "KIMI_API_KEY=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=",
-		"GOOGLE_API_KEY=", "GEMINI_API_KEY=", "XDG_STATE_HOME="+state, "XDG_CONFIG_HOME="+t.TempDir(), "TERM=dumb")
+	cmd.Env = hostEnv("XDG_STATE_HOME="+state, "XDG_CONFIG_HOME="+t.TempDir(), "TERM=dumb")
 	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/prompt"
 	"github.com/kosong-host/kosong-host/host/session"
-	"github.com/kosong-host/kosong-host/host/spec"
 	"github.com/kosong-host/kosong-host/host/subagent"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
@@ -26,7 +25,7 @@ import (
 // the run loop.
 func (g *globals) conversationOpener(f *runFlags) conversation.Opener {
 	return func(ctx context.Context, req conversation.Request) (*conversation.Conversation, error) {
-		s, err := spec.Load(g.agentPath, spec.LoadOptions{DefaultAgentPath: defaultAgentPath()})
+		s, err := loadAgentSpec(g.agentPath)
 		if err != nil {
 			return nil, err
 		}

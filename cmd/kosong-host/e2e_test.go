@@ -68,14 +68,21 @@ func runHostEnv(t *testing.T, dir string, env []string, stdin string, args ...st
 	return runCommand(t, kosongHost(t), dir, env, stdin, args...)
 }
 
+// hostEnv is the environment of a host under test: the test's own with no
+// plugin search path and no provider API keys, then extra.
+func hostEnv(extra ...string) []string {
+	env := append(os.Environ(), "KOSONG_PLUGIN_PATH=", "KIMI_API_KEY=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=",
+		"GOOGLE_API_KEY=", "GEMINI_API_KEY=")
+	return append(env, extra...)
+}
+
 // runCommand runs the kosong-host binary at bin as runHostEnv does.
 func runCommand(t *testing.T, bin, dir string, env []string, stdin string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Env = append(os.Environ(), "KOSONG_PLUGIN_PATH=", "KIMI_API_KEY=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=",
-		"GOOGLE_API_KEY=", "GEMINI_API_KEY=", "XDG_STATE_HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
+	cmd.Env = hostEnv("XDG_STATE_HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
 	cmd.Env = append(cmd.Env, env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

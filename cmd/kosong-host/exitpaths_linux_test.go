@@ -38,6 +38,55 @@ func sleepers(seconds int) []int {
 	return out
 }
 
+// toolResult is a tool_result event of run's stream-json output.
+type toolResult struct{ ID, Status, Output string }
+
+// startSleeperRun starts `run --output-format stream-json -p go` with the
+// scripted provider of script.yaml in dir, and returns the host, its tool
+// results in order (closed at the end of its output) and its stderr. Its
+// cleanup kills the host and every `sleep SECONDS` left for the durations
+// given.
+func startSleeperRun(t *testing.T, dir string, sleeps ...int) (*exec.Cmd, <-chan toolResult, *bytes.Buffer) {
+	t.Helper()
+	t.Cleanup(func() {
+		for _, s := range sleeps {
+			for _, pid := range sleepers(s) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	cmd := exec.Command(kosongHost(t), "run", "--provider", "scripted", "--script", "script.yaml", "--yolo",
+		"--output-format", "stream-json", "-p", "go")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "KOSONG_PLUGIN_PATH=", "XDG_STATE_HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
+	stderr := new(bytes.Buffer)
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	results := make(chan toolResult, 16)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			var ev struct {
+				Type string
+				toolResult
+			}
+			if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "tool_result" {
+				results <- ev.toolResult
+			}
+		}
+		io.Copy(io.Discard, stdout)
+		close(results)
+	}()
+	return cmd, results, stderr
+}
+
 // TestNoOrphansOnAnyExit: whatever ends the host (the turn's end, SIGINT,
 // SIGTERM, SIGHUP, SIGKILL), a process group a tool tracked and a job a
 // Shell command left running in the background are gone within 2 s of the
@@ -76,46 +125,14 @@ turns:
 				"s.md":        "",
 				"script.yaml": script,
 			})
-			t.Cleanup(func() {
-				for _, s := range []int{bg, tracked} {
-					for _, pid := range sleepers(s) {
-						syscall.Kill(pid, syscall.SIGKILL)
-					}
-				}
-			})
-			cmd := exec.Command(kosongHost(t), "run", "--provider", "scripted", "--script", "script.yaml", "--yolo",
-				"--output-format", "stream-json", "-p", "go")
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "KOSONG_PLUGIN_PATH=", "XDG_STATE_HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			results := make(chan string, 4)
-			go func() {
-				sc := bufio.NewScanner(stdout)
-				for sc.Scan() {
-					var ev struct{ Type, ID, Status string }
-					if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "tool_result" {
-						results <- ev.ID + ":" + ev.Status
-					}
-				}
-				io.Copy(io.Discard, stdout)
-				close(results)
-			}()
+			cmd, results, stderr := startSleeperRun(t, dir, bg, tracked)
 			// The first step's calls have returned; the background job and
 			// the tracked group still run while the session lives.
 			for range 2 {
 				select {
 				case r := <-results:
-					if !strings.HasSuffix(r, ":ok") && !strings.HasSuffix(r, ":success") {
-						t.Logf("result %s", r)
+					if r.Status != "ok" && r.Status != "success" {
+						t.Logf("result %s:%s", r.ID, r.Status)
 					}
 				case <-time.After(60 * time.Second):
 					t.Fatalf("no tool result\n%s", stderr.String())
@@ -182,38 +199,7 @@ turns:
 		"s.md":        "",
 		"script.yaml": script,
 	})
-	t.Cleanup(func() {
-		for _, s := range []int{bg, tracked, after} {
-			for _, pid := range sleepers(s) {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	})
-	cmd := exec.Command(kosongHost(t), "run", "--provider", "scripted", "--script", "script.yaml", "--yolo",
-		"--output-format", "stream-json", "-p", "go")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "KOSONG_PLUGIN_PATH=", "XDG_STATE_HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	results := make(chan [2]string, 16)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			var ev struct{ Type, ID, Status, Output string }
-			if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "tool_result" {
-				results <- [2]string{ev.ID, ev.Status + ": " + ev.Output}
-			}
-		}
-		close(results)
-	}()
+	cmd, results, stderr := startSleeperRun(t, dir, bg, tracked, after)
 	got := map[string]string{}
 	for len(got) < 7 {
 		select {
@@ -221,7 +207,7 @@ turns:
 			if !ok {
 				t.Fatalf("the run ended early: %v\n%s", got, stderr.String())
 			}
-			got[r[0]] = r[1]
+			got[r.ID] = r.Status + ": " + r.Output
 			// The first step's two calls are in (the Shell command returns
 			// once its background job is sleep); the next step holds the
 			// kill until the test has seen both running.

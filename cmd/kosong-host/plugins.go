@@ -37,7 +37,7 @@ type pluginBinary struct {
 // pluginBinaries resolves and hashes every plugin of every agent file a
 // run of the agent loads (subagents included); lock is the run's lock file.
 func (g *globals) pluginBinaries() (lock string, _ []pluginBinary, _ error) {
-	s, err := spec.Load(g.agentPath, spec.LoadOptions{DefaultAgentPath: defaultAgentPath()})
+	s, err := loadAgentSpec(g.agentPath)
 	if err != nil {
 		return "", nil, exitCode(2, err)
 	}

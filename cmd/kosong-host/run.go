@@ -232,7 +232,7 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	}
 
 	// Configuration first, all of it cheap; plugins are launched last.
-	s, err := spec.Load(g.agentPath, spec.LoadOptions{DefaultAgentPath: defaultAgentPath()})
+	s, err := loadAgentSpec(g.agentPath)
 	if err != nil {
 		return exitCode(2, err)
 	}

@@ -46,8 +46,7 @@ func startTerminal(t *testing.T, dir string, env []string, args ...string) *term
 	cmd := exec.Command(kosongHost(t), args...)
 	cmd.Dir = dir
 	state := t.TempDir()
-	cmd.Env = append(os.Environ(), "KOSONG_PLUGIN_PATH=", "KIMI_API_KEY=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=",
-		"GOOGLE_API_KEY=", "GEMINI_API_KEY=", "XDG_STATE_HOME="+state, "XDG_CONFIG_HOME="+t.TempDir(), "HOME="+t.TempDir(),
+	cmd.Env = hostEnv("XDG_STATE_HOME="+state, "XDG_CONFIG_HOME="+t.TempDir(), "HOME="+t.TempDir(),
 		"TERM=xterm-256color", "NO_COLOR=", "INPUTRC=/dev/null")
 	cmd.Env = append(cmd.Env, env...)
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})

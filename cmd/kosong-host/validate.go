@@ -51,7 +51,7 @@ failed to load, 2 a configuration error.`,
 
 func validateAgent(cmd *cobra.Command, g *globals, f *validateFlags) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-	s, err := spec.Load(g.agentPath, spec.LoadOptions{DefaultAgentPath: defaultAgentPath()})
+	s, err := loadAgentSpec(g.agentPath)
 	if err != nil {
 		return exitCode(2, err)
 	}
@@ -59,7 +59,7 @@ func validateAgent(cmd *cobra.Command, g *globals, f *validateFlags) error {
 	if err != nil {
 		return exitCode(2, err)
 	}
-	problems, warnings := checkWithoutModel(s, g, f, workDir)
+	problems, warnings, guards := checkWithoutModel(s, g, f, workDir)
 	if len(problems) > 0 {
 		return reportProblems(stderr, problems)
 	}
@@ -81,14 +81,12 @@ func validateAgent(cmd *cobra.Command, g *globals, f *validateFlags) error {
 	}
 	defer a.Close()
 	// The permission rules must name the tools run would have.
-	if gc, err := readGuardConfig(s, f.config); err == nil {
-		tools := ruleTools(a.Toolset)
-		if len(s.Subagents) > 0 {
-			tools = append(tools, permission.Tool{Name: subagent.ToolName})
-		}
-		if err := gc.ruleSet(workDir).Bind(tools); err != nil {
-			return exitCode(2, err)
-		}
+	tools := ruleTools(a.Toolset)
+	if len(s.Subagents) > 0 {
+		tools = append(tools, permission.Tool{Name: subagent.ToolName})
+	}
+	if err := guards.ruleSet(workDir).Bind(tools); err != nil {
+		return exitCode(2, err)
 	}
 	// Warnings go out once nothing else is wrong, so that an error stays
 	// the one line on stderr.
@@ -120,8 +118,10 @@ func reportProblems(w io.Writer, problems []error) error {
 }
 
 // checkWithoutModel runs the checks of run that launch nothing: the system
-// prompts, the subagents, the MCP configuration and the provider selection.
-func checkWithoutModel(s *spec.Spec, g *globals, f *validateFlags, workDir string) (problems []error, warnings []string) {
+// prompts, the subagents, the MCP configuration, the hooks and permissions of
+// the configuration file (returned for the checks that need the tools) and
+// the provider selection.
+func checkWithoutModel(s *spec.Spec, g *globals, f *validateFlags, workDir string) (problems []error, warnings []string, guards guardConfig) {
 	if _, err := prompt.Render(s.SystemPromptPath, s.SystemPromptArgs, prompt.Options{WorkDir: workDir}); err != nil {
 		problems = append(problems, err)
 	}
@@ -129,9 +129,10 @@ func checkWithoutModel(s *spec.Spec, g *globals, f *validateFlags, workDir strin
 		problems = append(problems, err)
 	}
 	problems = append(problems, checkSubagents(s, workDir, map[string]bool{s.Path: true})...)
-	if gc, err := readGuardConfig(s, f.config); err != nil {
+	guards, err := readGuardConfig(s, f.config)
+	if err != nil {
 		problems = append(problems, err)
-	} else if _, err := gc.hookRunner(workDir, "validate", loop.ObserverFunc(func(loop.Event) {})); err != nil {
+	} else if _, err := guards.hookRunner(workDir, "validate", loop.ObserverFunc(func(loop.Event) {})); err != nil {
 		problems = append(problems, err)
 	}
 
@@ -143,7 +144,7 @@ func checkWithoutModel(s *spec.Spec, g *globals, f *validateFlags, workDir strin
 			problems = append(problems, err)
 		}
 	}
-	return problems, warnings
+	return problems, warnings, guards
 }
 
 // missingKey reports whether the selection opts fails only for want of an
@@ -183,7 +184,7 @@ func checkSubagents(s *spec.Spec, workDir string, seen map[string]bool) []error 
 		}
 		seen[sub.Path] = true
 		wrap := func(err error) error { return fmt.Errorf("subagent %s of %s: %w", name, s.Path, err) }
-		ss, err := spec.Load(sub.Path, spec.LoadOptions{DefaultAgentPath: defaultAgentPath()})
+		ss, err := loadAgentSpec(sub.Path)
 		if err != nil {
 			problems = append(problems, wrap(err))
 			continue

@@ -29,7 +29,7 @@ func startWire(t *testing.T, dir string, env []string, args ...string) *wireClie
 	t.Helper()
 	cmd := exec.Command(kosongHost(t), append([]string{"run", "--wire"}, args...)...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "KOSONG_PLUGIN_PATH=", "KIMI_API_KEY=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=", "GOOGLE_API_KEY=", "GEMINI_API_KEY=")
+	cmd.Env = hostEnv()
 	cmd.Env = append(cmd.Env, env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
