@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/frontend/acp"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/providers/registry"
@@ -33,10 +34,22 @@ stderr. In Zed's settings.json:
 			if f.maxSteps < 1 {
 				return exitCode(2, fmt.Errorf("invalid --max-steps-per-turn %d: it must be at least 1", f.maxSteps))
 			}
+			wd, err := os.Getwd()
+			if err != nil {
+				return exitCode(2, err)
+			}
+			cfg, err := g.conversationConfig(f, wd)
+			if err != nil {
+				return exitCode(2, err)
+			}
 			ignoreBrokenPipe()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			err := acp.Serve(ctx, acp.Config{Open: g.conversationOpener(f), Yolo: f.yolo, Name: "kosong-host",
+			// Each ACP session is a conversation of the editor's folder.
+			open := func(ctx context.Context, req conversation.Request) (*conversation.Conversation, error) {
+				return conversation.Open(ctx, cfg.For(req))
+			}
+			err = acp.Serve(ctx, acp.Config{Open: open, Yolo: f.yolo, Name: "kosong-host",
 				Title: "kosong-host", Version: buildVersion(), Logger: g.logger}, cmd.InOrStdin(), cmd.OutOrStdout())
 			if err != nil && !errors.Is(err, context.Canceled) {
 				return exitCode(1, err)

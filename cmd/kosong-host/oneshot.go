@@ -10,9 +10,9 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/repl"
-	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/streamjson"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
@@ -36,15 +36,15 @@ func (r *refusals) count() int { return int(r.n.Load()) }
 
 // oneShot runs one turn. In text mode stdout gets the final answer and
 // nothing else; with stream-json the result event closes the stream.
-func oneShot(ctx context.Context, l *loop.Loop, input string, sess *session.Session, refused *refusals, fe *frontEnd,
+func oneShot(ctx context.Context, conv *conversation.Conversation, input string, refused *refusals, fe *frontEnd,
 	stdout io.Writer, streamJSON bool) error {
-	start := len(l.History())
-	res, err := repl.RunOnce(ctx, l, input, sess.SaveHistory)
-	history := l.History()
+	start := len(conv.History())
+	res, err := conv.Turn(ctx, input)
+	history := conv.History()
 	text := finalText(history[min(start, len(history)):])
 	n := refused.count()
 	if jp, ok := fe.printer.(*repl.JSONPrinter); ok && streamJSON {
-		ev := streamjson.ResultEvent{Text: text, StopReason: string(res.Reason), Usage: res.Usage, SessionID: sess.ID,
+		ev := streamjson.ResultEvent{Text: text, StopReason: string(res.Reason), Usage: res.Usage, SessionID: conv.ID(),
 			Steps: res.Steps, Refused: n, ExitCode: turnCode(res, err, n)}
 		if err != nil {
 			ev.Error = err.Error()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/permission"
 )
 
@@ -39,16 +40,12 @@ is called.`,
 				return exitCode(2, fmt.Errorf("arguments of %s: not a JSON object: %v", args[0], err))
 			}
 			return g.withAgent(cmd, approval.Deny{}, func(_ context.Context, a *agent.Agent) error {
-				gc, err := readGuardConfig(a.Spec, configPath)
-				if err != nil {
-					return exitCode(2, err)
-				}
 				wd, err := os.Getwd()
 				if err != nil {
 					return exitCode(2, err)
 				}
-				set := gc.ruleSet(wd)
-				if err := bindRules(set, a.Toolset); err != nil {
+				set, err := conversation.Rules(a.Spec, configPath, wd, a.Toolset)
+				if err != nil {
 					return exitCode(2, err)
 				}
 				t, ok := a.Toolset.Find(args[0])

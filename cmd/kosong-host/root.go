@@ -12,7 +12,6 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
-	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/mcpclient"
 	"github.com/kosong-host/kosong-host/host/plugin"
 )
@@ -94,7 +93,7 @@ func (g *globals) loadOptions(decider approval.Decider, sessionID, stateDir stri
 		SandboxExec:      sandboxExecutable(),
 		// Commands that select no model (tools, mcp serve) know nothing of
 		// it; run replaces this with the selected model's facts.
-		Model: &capability.Model{},
+		Model: &agent.Model{},
 	}, nil
 }
 

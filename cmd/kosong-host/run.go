@@ -15,16 +15,11 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
-	"github.com/kosong-host/kosong-host/host/capability"
+	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/loop"
-	"github.com/kosong-host/kosong-host/host/prompt"
 	"github.com/kosong-host/kosong-host/host/repl"
 	"github.com/kosong-host/kosong-host/host/session"
-	"github.com/kosong-host/kosong-host/host/spec"
-	"github.com/kosong-host/kosong-host/host/subagent"
-	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
 	"github.com/kosong-host/kosong-host/providers/registry"
 )
@@ -160,18 +155,6 @@ func decideMode(f *runFlags, args []string, stdin io.Reader, stdinTTY bool) (run
 	return runMode{oneShot: true, input: input}, nil
 }
 
-// providerOptions picks the provider: --provider and --model (an alias of
-// the configuration file or a model name), else the agent's model alias
-// unless a script is given, else the registry's default selection.
-func providerOptions(f *runFlags, s *spec.Spec, workDir string) registry.Options {
-	opts := registry.Options{Provider: f.provider, Model: f.model, BaseURL: f.baseURL, Script: f.script,
-		WorkDir: workDir, ConfigPath: f.config, StreamIdleTimeout: f.streamIdle}
-	if f.provider == "" && f.model == "" && f.script == "" {
-		opts.ModelAlias = s.Model
-	}
-	return opts
-}
-
 // turnExit maps the outcome of a one-shot turn to the exit status. The
 // error itself has been shown by the printer, so it is only repeated on
 // stderr when stdout carries stream-json.
@@ -230,12 +213,6 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	if f.maxSteps < 1 {
 		return exitCode(2, fmt.Errorf("invalid --max-steps-per-turn %d: it must be at least 1", f.maxSteps))
 	}
-
-	// Configuration first, all of it cheap; plugins are launched last.
-	s, err := loadAgentSpec(g.agentPath)
-	if err != nil {
-		return exitCode(2, err)
-	}
 	workDir, err := os.Getwd()
 	if err != nil {
 		return exitCode(2, err)
@@ -243,19 +220,7 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	if err := checkModelAndProvider(f); err != nil {
 		return err
 	}
-	guards, err := readGuardConfig(s, f.config)
-	if err != nil {
-		return exitCode(2, err)
-	}
-	sel, err := registry.Select(providerOptions(f, s, workDir))
-	if err != nil {
-		return exitCode(2, err)
-	}
-	provider, contextSize := sel.Provider, int64(sel.MaxContextSize)
-	if f.contextSize > 0 {
-		contextSize = f.contextSize
-	}
-	system, err := prompt.Render(s.SystemPromptPath, s.SystemPromptArgs, prompt.Options{WorkDir: workDir})
+	cfg, err := g.conversationConfig(f, workDir)
 	if err != nil {
 		return exitCode(2, err)
 	}
@@ -263,9 +228,7 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	if err != nil {
 		return exitCode(2, err)
 	}
-	sess, history, err := openRunSession(f, sessionChoice{workDir: workDir, stdin: stdin, prompts: stderr,
-		tty: isTerminal(stdin), spec: s, source: g.agentSource})
-	if err != nil {
+	if cfg.Resume, err = runResume(f, workDir, stdin, stderr); err != nil {
 		return exitCode(2, err)
 	}
 
@@ -277,85 +240,47 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 		ctx, cancel = signal.NotifyContext(ctx, os.Interrupt)
 		defer cancel()
 	}
-	fe, err := newFrontEnd(f, mode, streamJSON, stdin, stdout, stderr, sess)
+	fe, err := newFrontEnd(f, mode, streamJSON, stdin, stdout, stderr)
 	if err != nil {
 		return exitCode(2, err)
 	}
 	defer fe.close()
-
-	guard, err := guards.openGuard(f.config, workDir, sess.ID, fe.printer)
-	if err != nil {
-		return exitCode(2, err)
-	}
-	opts, err := g.loadOptions(guard.decider(fe.decider), sess.ID, sess.Dir)
-	if err != nil {
-		return exitCode(2, err)
-	}
-	opts.Questions = fe.questions
-	opts.Model = &capability.Model{Provider: provider.Name(), Name: provider.Model(), Alias: sel.Alias,
-		Capabilities: sel.Capabilities, CapabilitiesKnown: sel.CapabilitiesDeclared, MaxContextSize: contextSize}
-	opts.OnProgress = func(p toolset.Progress) {
-		fe.printer.Observe(loop.ToolProgress{ToolCallID: p.ToolCallID, ToolName: p.Tool, Progress: p.Progress,
-			Total: p.Total, Message: p.Message})
-	}
-	a, err := agent.LoadSpec(ctx, s, opts)
+	refused := &refusals{Observer: fe.printer}
+	cfg.Approval, cfg.Ask, cfg.Questions, cfg.Observer = fe.approval, fe.ask, fe.questions, refused
+	// SessionStart fires after the banner, so stream-json starts with the
+	// session event.
+	cfg.DeferStart = true
+	conv, err := conversation.Open(ctx, cfg)
 	if err != nil {
 		if ctx.Err() != nil {
 			return exitCode(exitInterrupted, ctx.Err()) // Ctrl-C while the plugins started
 		}
-		return exitCode(2, pluginHint(err, opts.PluginDirs))
+		return exitCode(2, pluginHint(err, cfg.Load.PluginDirs))
 	}
-	defer a.Close()
-	a.Source = g.agentSource
-	if err := guard.attach(a, s, subagent.Config{Provider: provider, Options: opts,
-		MaxStepsPerTurn: f.maxSteps, MaxContextSize: contextSize}); err != nil {
-		return exitCode(2, err)
-	}
-	reloadOpts := guard.reload
-	report := func(res *agent.Reloaded, err error) { fe.printer.Observe(reloadEvent(res, err)) }
-	if f.watchAgent {
-		a.WatchFiles(reloadOpts, report)
-	}
-	fe.reload = func(ctx context.Context) {
-		res, err := a.Reload(ctx, reloadOpts)
-		report(res, err)
-		a.ApplyPending() // at the prompt no step runs: take effect now
-	}
-
-	refused := &refusals{Observer: fe.printer}
-	newLoop := func(p providers.ChatProvider, history []providers.Message, size int64) (*loop.Loop, error) {
-		return loop.New(guard.loopConfig(loop.Config{Provider: p, Toolset: a.Toolset, System: system, History: history,
-			MaxStepsPerTurn: f.maxSteps, Observer: refused, MaxContextSize: size}, a))
-	}
-	l, err := newLoop(provider, history, contextSize)
-	if err != nil {
-		return exitCode(2, err)
-	}
+	defer conv.Close()
+	provider, a := conv.Provider(), conv.Agent()
 	if provider.Name() == registry.Scripted && !streamJSON {
-		fmt.Fprintf(cmd.ErrOrStderr(), "scripted provider: replaying the model turns of %s; no model is called\n", strings.TrimPrefix(provider.Model(), "script:"))
+		fmt.Fprintf(stderr, "scripted provider: replaying the model turns of %s; no model is called\n", strings.TrimPrefix(provider.Model(), "script:"))
 	}
 	if streamJSON || !mode.oneShot {
-		fe.printer.Start(repl.Info{SessionID: sess.ID, StateDir: sess.Dir, Agent: s.Name, Provider: provider.Name(),
-			Model: provider.Model(), Tools: a.Toolset.Names(), WorkDir: workDir, Approval: fe.decider.Mode().String(),
-			MaxContextSize: contextSize})
+		sess := conv.Session()
+		fe.printer.Start(repl.Info{SessionID: sess.ID, StateDir: sess.Dir, Agent: a.Spec.Name, Provider: provider.Name(),
+			Model: provider.Model(), Tools: conv.Toolset().Names(), WorkDir: workDir, Approval: conv.Approvals().Mode().String(),
+			MaxContextSize: conv.MaxContextSize()})
 		printAgentSource(stderr, streamJSON, a)
-		if len(history) > 0 && !streamJSON {
+		if history := conv.History(); len(history) > 0 && !streamJSON {
 			printRecap(stdout, sess.ID, history)
 		}
 	}
-	// SessionStart after the session event, so stream-json starts with it.
-	source := "startup"
-	if f.resume != "" {
-		source = "resume"
-	}
-	defer guard.start(ctx, source)()
+	conv.Start(ctx)
 	if mode.oneShot {
-		return oneShot(ctx, l, mode.input, sess, refused, fe, stdout, streamJSON)
+		return oneShot(ctx, conv, mode.input, refused, fe, stdout, streamJSON)
 	}
-	fe.repl.SetCommands(slashCommands(&slashEnv{g: g, f: f, spec: s, workDir: workDir, agent: a, newLoop: newLoop,
-		provider: provider, contextSize: contextSize, sess: sess}))
-	err = fe.repl.Run(ctx, l)
-	printResumeHint(stderr, sess.ID)
+	fe.reload = func(ctx context.Context) { _, _ = conv.ReloadAgent(ctx) }
+	fe.repl.SetApprovals(conv.Approvals())
+	fe.repl.SetCommands(slashCommands(conv))
+	err = fe.repl.Run(ctx, conv)
+	printResumeHint(stderr, conv.ID())
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return exitCode(1, err)
 	}
@@ -365,20 +290,23 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 // frontEnd is how a run talks to the user.
 type frontEnd struct {
 	printer repl.Printer
-	decider *repl.Decider
 	repl    *repl.REPL // nil in one-shot runs
+	// approval is the approval mode; ask asks the user (nil where no one
+	// can be asked).
+	approval approval.Mode
+	ask      approval.Asker
 	// questions answers AskUserQuestion; nil where no one can answer.
-	questions capability.UserInput
+	questions approval.UserInput
 	close     func()
 	// reload reloads the agent (/reload), once it is loaded.
 	reload func(ctx context.Context)
 }
 
-// newFrontEnd builds the printer, the approval decider and, for an
+// newFrontEnd builds the printer, the approval mode and, for an
 // interactive session, the REPL. Approval questions go to stdout in text
 // mode and to stderr with stream-json, so stdout stays JSON.
-func newFrontEnd(f *runFlags, mode runMode, streamJSON bool, stdin io.Reader, stdout, stderr io.Writer, sess *session.Session) (*frontEnd, error) {
-	fe := &frontEnd{close: func() {}}
+func newFrontEnd(f *runFlags, mode runMode, streamJSON bool, stdin io.Reader, stdout, stderr io.Writer) (*frontEnd, error) {
+	fe := &frontEnd{close: func() {}, approval: approval.ModeUnattended}
 	prompts := stdout
 	color := isTerminal(stdout) && os.Getenv("NO_COLOR") == ""
 	switch {
@@ -392,9 +320,8 @@ func newFrontEnd(f *runFlags, mode runMode, streamJSON bool, stdin io.Reader, st
 		fe.printer = repl.NewTextPrinter(stdout, stderr, repl.TextOptions{TTY: isTerminal(stdout), Color: color,
 			Markdown: color, Width: terminalWidth(stdout)})
 	}
-	approvalMode, ask := repl.Unattended, approval.Asker(nil)
 	if !mode.oneShot {
-		lines, err := lineReader(stdin, isTerminal(stdin), sess)
+		lines, err := lineReader(stdin, isTerminal(stdin))
 		if err != nil {
 			return nil, err
 		}
@@ -408,33 +335,33 @@ func newFrontEnd(f *runFlags, mode runMode, streamJSON bool, stdin io.Reader, st
 		signal.Notify(interrupts, os.Interrupt)
 		fe.close = func() { signal.Stop(interrupts); lines.Close() }
 		fe.repl = repl.New(repl.Config{Lines: lines, Keys: keys, Printer: fe.printer, Prompts: prompts, Color: color,
-			Interrupts: interrupts, AfterTurn: sess.SaveHistory,
+			Interrupts: interrupts,
 			Reload: func(ctx context.Context) {
 				if fe.reload != nil {
 					fe.reload(ctx)
 				}
 			}})
-		approvalMode, ask = repl.Ask, fe.repl.Asker()
+		fe.approval, fe.ask = approval.ModeAsk, fe.repl.Asker()
 		fe.questions = fe.repl.Questions()
 	}
 	if f.yolo {
-		approvalMode = repl.Yolo
-	}
-	fe.decider = repl.NewDecider(approvalMode, ask, fe.printer)
-	if fe.repl != nil {
-		fe.repl.SetDecider(fe.decider)
+		fe.approval = approval.ModeYolo
 	}
 	return fe, nil
 }
 
 // lineReader reads the REPL's lines: with line editing and a prompt
 // history kept beside the sessions on a terminal, else line by line.
-func lineReader(stdin io.Reader, tty bool, sess *session.Session) (repl.LineReader, error) {
+func lineReader(stdin io.Reader, tty bool) (repl.LineReader, error) {
 	if _, ok := stdin.(*os.File); !tty || !ok {
 		return repl.NewPipeReader(stdin), nil
 	}
+	root, err := session.Root(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
 	return repl.NewTerminal(repl.TerminalConfig{
-		HistoryFile: filepath.Join(filepath.Dir(filepath.Dir(sess.Dir)), "prompt_history.jsonl"),
+		HistoryFile: filepath.Join(filepath.Dir(root), "prompt_history.jsonl"),
 		Complete:    repl.CompleteCommand,
 		ShowLast:    "/last",
 	})

@@ -95,33 +95,6 @@ func TestDecideMode(t *testing.T) {
 	}
 }
 
-func TestProviderOptions(t *testing.T) {
-	s := &spec.Spec{Model: "sonnet"}
-	tests := []struct {
-		flags     runFlags
-		provider  string
-		model     string
-		alias     string
-		configArg string
-	}{
-		{runFlags{provider: "openai"}, "openai", "", "", ""},
-		{runFlags{}, "", "", "sonnet", ""}, // the agent's model names an alias
-		{runFlags{model: "fast"}, "", "fast", "", ""},
-		{runFlags{script: "s.yaml"}, "", "", "", ""}, // a script picks the scripted provider
-		{runFlags{provider: "scripted", script: "s.yaml"}, "scripted", "", "", ""},
-		{runFlags{config: "c.yaml"}, "", "", "sonnet", "c.yaml"},
-	}
-	for _, tt := range tests {
-		got := providerOptions(&tt.flags, s, "/w")
-		if got.Provider != tt.provider || got.Model != tt.model || got.ModelAlias != tt.alias || got.ConfigPath != tt.configArg {
-			t.Errorf("%+v: got %+v", tt.flags, got)
-		}
-	}
-	if got := providerOptions(&runFlags{}, &spec.Spec{}, "/w"); got.Provider != "" || got.ModelAlias != "" {
-		t.Errorf("no flag, no model: %+v", got)
-	}
-}
-
 // runInProcess runs `kosong-host ARGS` in dir with an agent that has no
 // tools (so no plugin binary is needed) and returns the exit code, stdout
 // and stderr.

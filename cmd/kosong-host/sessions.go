@@ -15,9 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/session"
-	"github.com/kosong-host/kosong-host/host/spec"
 	"github.com/kosong-host/kosong-host/providers"
 )
 
@@ -130,72 +128,31 @@ func promptArgs(f *runFlags, args []string) []string {
 	return args
 }
 
-// sessionChoice is how a run gets its session.
-type sessionChoice struct {
-	workDir string
-	stdin   io.Reader
-	prompts io.Writer
-	tty     bool
-	spec    *spec.Spec
-	source  agent.Source
-}
-
-// openRunSession starts a new session of the work dir, or reopens one:
-// -c/--continue or --resume last (the newest of this folder), --resume ID,
-// or --resume alone (a numbered list of this folder's sessions to pick
-// from, read from the terminal). The session's Meta records the work dir
-// and agent.
-func openRunSession(f *runFlags, c sessionChoice) (*session.Session, []providers.Message, error) {
-	opts := session.Options{}
-	id := f.resume
-	if f.cont && id != "" {
-		return nil, nil, errors.New("--continue and --resume both pick a session: give one of them")
+// runResume is the session a run continues: -c/--continue or --resume
+// last (session.Last: the newest of this folder), --resume ID, or
+// --resume alone (a numbered list of this folder's sessions to pick from,
+// read from the terminal); "" starts a new session.
+func runResume(f *runFlags, workDir string, stdin io.Reader, prompts io.Writer) (string, error) {
+	if f.cont && f.resume != "" {
+		return "", errors.New("--continue and --resume both pick a session: give one of them")
 	}
 	switch {
-	case f.cont || id == session.Last:
-		latest, err := session.Latest(opts, c.workDir)
-		if err != nil {
-			return nil, nil, err
+	case f.cont:
+		return session.Last, nil
+	case f.resume == pickSession:
+		if !isTerminal(stdin) {
+			return "", errors.New("--resume without an id asks which session in a terminal; here give the id (kosong-host sessions lists them) or use -c for the newest")
 		}
-		id = latest.ID
-	case id == pickSession:
-		picked, err := pickFrom(opts, c)
+		list, err := session.List(session.Options{}, workDir)
 		if err != nil {
-			return nil, nil, err
+			return "", err
 		}
-		id = picked
-	}
-	meta := session.Meta{WorkDir: c.workDir, Agent: c.spec.Name, AgentFile: c.source.String(), Created: time.Now()}
-	if id == "" {
-		sess, err := session.New(opts)
-		if err != nil {
-			return nil, nil, err
+		if len(list) == 0 {
+			return "", fmt.Errorf("there is no session of %s to resume (kosong-host sessions --all lists every session)", workDir)
 		}
-		return sess, nil, sess.WriteMeta(meta)
+		return pick(list, stdin, prompts)
 	}
-	sess, history, err := session.Open(opts, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	if old, err := session.ReadMeta(sess.Dir); err == nil && old.WorkDir == "" {
-		_ = sess.WriteMeta(meta) // a session from before the metadata file
-	}
-	return sess, history, nil
-}
-
-// pickFrom lists this folder's sessions and reads the choice.
-func pickFrom(opts session.Options, c sessionChoice) (string, error) {
-	if !c.tty {
-		return "", errors.New("--resume without an id asks which session in a terminal; here give the id (kosong-host sessions lists them) or use -c for the newest")
-	}
-	list, err := session.List(opts, c.workDir)
-	if err != nil {
-		return "", err
-	}
-	if len(list) == 0 {
-		return "", fmt.Errorf("there is no session of %s to resume (kosong-host sessions --all lists every session)", c.workDir)
-	}
-	return pick(list, c.stdin, c.prompts)
+	return f.resume, nil
 }
 
 // pick shows up to 20 sessions, numbered, and reads a number from in.

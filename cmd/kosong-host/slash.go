@@ -11,74 +11,28 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/kosong-host/kosong-host/host/agent"
-	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/repl"
 	"github.com/kosong-host/kosong-host/host/session"
-	"github.com/kosong-host/kosong-host/host/spec"
-	"github.com/kosong-host/kosong-host/providers"
-	"github.com/kosong-host/kosong-host/providers/registry"
 )
 
 // slashEnv is what the interactive session's slash commands work on.
 type slashEnv struct {
-	g           *globals
-	f           *runFlags
-	spec        *spec.Spec
-	workDir     string
-	agent       *agent.Agent
-	newLoop     func(p providers.ChatProvider, history []providers.Message, size int64) (*loop.Loop, error)
-	provider    providers.ChatProvider
-	contextSize int64
-	sess        *session.Session
+	conv *conversation.Conversation
 }
 
-// slashCommands is the run's side of /clear, /model, /tools, /sessions and /tasks.
-func slashCommands(e *slashEnv) repl.Commands {
-	return repl.Commands{Clear: e.clear, Model: e.model, Tools: e.tools, Sessions: e.sessions, Tasks: e.tasks}
-}
-
-func (e *slashEnv) clear() (*loop.Loop, func([]providers.Message) error, string, error) {
-	sess, err := session.New(session.Options{})
-	if err != nil {
-		return nil, nil, "", err
-	}
-	l, err := e.newLoop(e.provider, nil, e.contextSize)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	old := e.sess
-	e.sess = sess
-	return l, sess.SaveHistory, fmt.Sprintf("New session %s; the previous one is kept (run --resume %s).", sess.ID, old.ID), nil
-}
-
-func (e *slashEnv) model(alias string, history []providers.Message) (*loop.Loop, string, error) {
-	if alias == "" {
-		return nil, fmt.Sprintf("model: %s/%s (switch with /model ALIAS; `kosong-host models` lists the aliases)",
-			e.provider.Name(), e.provider.Model()), nil
-	}
-	opts := providerOptions(&runFlags{model: alias, config: e.f.config, baseURL: e.f.baseURL}, e.spec, e.workDir)
-	sel, err := registry.Select(opts)
-	if err != nil {
-		return nil, "", err
-	}
-	size := int64(sel.MaxContextSize)
-	if e.f.contextSize > 0 {
-		size = e.f.contextSize
-	}
-	l, err := e.newLoop(sel.Provider, history, size)
-	if err != nil {
-		return nil, "", err
-	}
-	e.provider, e.contextSize = sel.Provider, size
-	return l, fmt.Sprintf("model: %s/%s; the conversation carries on with it.", sel.Provider.Name(), sel.Provider.Model()), nil
+// slashCommands is the run's side of /tools, /sessions and /tasks (/clear,
+// /model and /compact are the conversation's own).
+func slashCommands(conv *conversation.Conversation) repl.Commands {
+	e := &slashEnv{conv: conv}
+	return repl.Commands{Tools: e.tools, Sessions: e.sessions, Tasks: e.tasks}
 }
 
 func (e *slashEnv) tools() string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATUS\tSOURCE")
-	for _, st := range e.agent.Statuses() {
+	for _, st := range e.conv.Agent().Statuses() {
 		status := st.Status
 		if st.Reason != "" {
 			status += ": " + st.Reason
@@ -117,7 +71,7 @@ func (e *slashEnv) sessions() string {
 	var b strings.Builder
 	for _, r := range rows {
 		mark := ""
-		if r.id == e.sess.ID {
+		if r.id == e.conv.ID() {
 			mark = "  (this session)"
 		}
 		fmt.Fprintf(&b, "%s  %s%s\n", r.when, r.id, mark)
@@ -131,7 +85,7 @@ func (e *slashEnv) sessions() string {
 // call: no hooks, rules or events. What it lists is the plugin's own
 // account, so tasks that ended on their own are gone from it.
 func (e *slashEnv) tasks(ctx context.Context) ([]repl.BackgroundTask, error) {
-	t, ok := e.agent.Toolset.Find("TaskList")
+	t, ok := e.conv.Toolset().Find("TaskList")
 	if !ok {
 		return nil, errors.New("the agent has no TaskList tool")
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/kosong-host/kosong-host/host/frontend/conversation"
+	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/frontend/wire"
 )
 
@@ -41,10 +41,19 @@ func runWire(cmd *cobra.Command, g *globals, f *runFlags) error {
 		}
 		req.Resume = s
 	}
+	cfg, err := g.conversationConfig(f, wd)
+	if err != nil {
+		return exitCode(2, err)
+	}
 	ignoreBrokenPipe()
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = wire.Serve(ctx, wire.Config{In: cmd.InOrStdin(), Out: cmd.OutOrStdout(), Open: g.conversationOpener(f),
+	// The one conversation opens once the client's first message says
+	// whether it answers questions.
+	open := func(ctx context.Context, req conversation.Request) (*conversation.Conversation, error) {
+		return conversation.Open(ctx, cfg.For(req))
+	}
+	err = wire.Serve(ctx, wire.Config{In: cmd.InOrStdin(), Out: cmd.OutOrStdout(), Open: open,
 		Request: req, ServerName: "kosong-host", Version: buildVersion(), Logger: g.logger})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return exitCode(2, err)

@@ -47,6 +47,10 @@ func applyLock(s *spec.Spec, refs []spec.PluginRef, lockFile string) (map[string
 	return pinned, nil
 }
 
+// Model are the facts of the session's model that plugins with the Model
+// capability are told.
+type Model = capability.Model
+
 // Options say how to load an agent.
 type Options struct {
 	// DefaultAgentPath is the file `extend: default` names.
@@ -95,7 +99,7 @@ type Options struct {
 	Questions capability.UserInput
 	// Model are the selected model's facts (Model capability); nil when
 	// unknown.
-	Model *capability.Model
+	Model *Model
 	// MCPConfigFiles are MCP config files (--mcp-config-file) whose servers
 	// are loaded besides the spec's mcp_servers.
 	MCPConfigFiles []string

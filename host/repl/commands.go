@@ -7,21 +7,15 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/suggest"
-	"github.com/kosong-host/kosong-host/providers"
 )
 
 // Commands is the run's side of the slash commands; a nil function makes
 // its command say it is not available.
 type Commands struct {
-	// Clear starts a new session (the old one stays on disk) and returns
-	// its loop, the function that saves its history, and a line for the
-	// user.
-	Clear func() (l *loop.Loop, save func([]providers.Message) error, msg string, err error)
-	// Model shows the model (alias "") or switches to the model alias,
-	// returning the loop that carries history on with the new model.
-	Model func(alias string, history []providers.Message) (l *loop.Loop, msg string, err error)
 	// Tools lists the tools, loaded and skipped with their reasons.
 	Tools func() string
 	// Sessions lists the saved sessions.
@@ -137,49 +131,48 @@ Typed-ahead and pasted text never answer an approval.`)
 	return false
 }
 
-func (r *REPL) cmdClear(context.Context, string) bool {
-	if r.cfg.Commands.Clear == nil {
-		r.say("/clear is not available in this run")
-		return false
-	}
-	l, save, msg, err := r.cfg.Commands.Clear()
-	if err != nil {
+func (r *REPL) cmdClear(ctx context.Context, _ string) bool {
+	old := r.conv.ID()
+	if err := r.conv.Clear(ctx); err != nil {
 		r.say("error: %v", err)
 		return false
 	}
-	r.loop, r.saveHistory = l, save
-	r.say("%s", msg)
+	r.say("New session %s; the previous one is kept (run --resume %s).", r.conv.ID(), old)
 	return false
 }
 
 func (r *REPL) cmdCompact(ctx context.Context, arg string) bool {
-	usage, err := r.loop.Compact(ctx, arg)
+	usage, err := r.conv.Compact(ctx, arg)
 	switch {
 	case errors.Is(err, loop.ErrNothingToCompact):
 		r.say("%v", err)
+	case errors.Is(err, conversation.ErrNotSaved):
+		r.say("History compacted (%s tokens used for the summary).", compactTokens(usage.Total()))
+		r.warnNotSaved(err)
 	case err != nil:
 		r.say("error: compaction failed, the history is kept whole: %v", err)
 	default:
 		r.say("History compacted (%s tokens used for the summary).", compactTokens(usage.Total()))
-		r.afterTurn(r.loop)
 	}
 	return false
 }
 
-func (r *REPL) cmdModel(_ context.Context, arg string) bool {
-	if r.cfg.Commands.Model == nil {
+func (r *REPL) cmdModel(ctx context.Context, arg string) bool {
+	p := r.conv.Provider()
+	if p == nil {
 		r.say("/model is not available in this run")
 		return false
 	}
-	l, msg, err := r.cfg.Commands.Model(arg, r.loop.History())
-	if err != nil {
+	if arg == "" {
+		r.say("model: %s/%s (switch with /model ALIAS; `kosong-host models` lists the aliases)", p.Name(), p.Model())
+		return false
+	}
+	if err := r.conv.SetModel(ctx, arg); err != nil {
 		r.say("error: %v", err)
 		return false
 	}
-	if l != nil {
-		r.loop = l
-	}
-	r.say("%s", msg)
+	p = r.conv.Provider()
+	r.say("model: %s/%s; the conversation carries on with it.", p.Name(), p.Model())
 	return false
 }
 
@@ -193,13 +186,13 @@ func (r *REPL) cmdTools(context.Context, string) bool {
 }
 
 func (r *REPL) cmdYolo(context.Context, string) bool {
-	d := r.cfg.Decider
-	if d == nil || d.mode != Ask {
+	f := r.cfg.Approvals
+	if f == nil || f.Base() != approval.ModeAsk {
 		r.say("/yolo only switches a session that asks for approval")
 		return false
 	}
-	on := d.Mode() != Yolo
-	d.SetYolo(on)
+	on := f.Mode() != approval.ModeYolo
+	f.SetYolo(on)
 	if on {
 		r.say("yolo on: every action is approved without asking (/yolo again to ask)")
 	} else {

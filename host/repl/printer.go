@@ -11,6 +11,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/providers"
 
+	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/streamjson"
 	"github.com/kosong-host/kosong-host/host/toolset"
@@ -349,11 +350,11 @@ func (p *TextPrinter) approval(e loop.ApprovalDecided) {
 	}
 	var s string
 	switch {
-	case e.Answer == AnswerYolo:
+	case e.Answer == approval.AnswerYolo:
 		return
-	case e.Answer == AnswerUnattended:
+	case e.Answer == approval.AnswerUnattended:
 		s = fmt.Sprintf("  ! %s: %s rejected: no one to ask for approval; run with --yolo to allow it", e.ToolName, e.Action)
-	case e.Answer == AnswerSession:
+	case e.Answer == approval.AnswerSession:
 		s = fmt.Sprintf("  %s: %s (approved for this session)", e.ToolName, e.Action)
 	case e.ForSession:
 		s = fmt.Sprintf("  %s: %s approved for this session", e.ToolName, e.Action)

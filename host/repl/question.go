@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kosong-host/kosong-host/host/capability"
+	"github.com/kosong-host/kosong-host/host/approval"
 )
 
 // AskQuestions is the terminal's question picker (AskUserQuestion): for
@@ -21,11 +21,11 @@ import (
 // empty answer, or the end of input, dismisses the remaining questions
 // (Kimi's Esc): the answers given so far are kept and Dismissed is set
 // when none was. Ctrl-C returns ErrInterrupt.
-func AskQuestions(ctx context.Context, lines LineReader, out io.Writer, qs []capability.Question) (capability.Answers, error) {
+func AskQuestions(ctx context.Context, lines LineReader, out io.Writer, qs []approval.Question) (approval.Answers, error) {
 	answers := map[string]string{}
-	dismissed := func() (capability.Answers, error) {
+	dismissed := func() (approval.Answers, error) {
 		fmt.Fprintln(out, "  (dismissed)")
-		return capability.Answers{Answers: answers, Dismissed: len(answers) == 0}, nil
+		return approval.Answers{Answers: answers, Dismissed: len(answers) == 0}, nil
 	}
 	for i, q := range qs {
 		header := q.Header
@@ -58,7 +58,7 @@ func AskQuestions(ctx context.Context, lines LineReader, out io.Writer, qs []cap
 			case errors.Is(err, io.EOF):
 				return dismissed()
 			case err != nil:
-				return capability.Answers{}, err
+				return approval.Answers{}, err
 			}
 			line = strings.TrimSpace(line)
 			if line == "" {
@@ -68,7 +68,7 @@ func AskQuestions(ctx context.Context, lines LineReader, out io.Writer, qs []cap
 			if own {
 				text, err := lines.ReadLine(ctx, "your answer: ")
 				if err != nil && !errors.Is(err, io.EOF) {
-					return capability.Answers{}, err
+					return approval.Answers{}, err
 				}
 				if text = strings.TrimSpace(text); text == "" {
 					return dismissed()
@@ -86,13 +86,13 @@ func AskQuestions(ctx context.Context, lines LineReader, out io.Writer, qs []cap
 			}
 		}
 	}
-	return capability.Answers{Answers: answers}, nil
+	return approval.Answers{Answers: answers}, nil
 }
 
 // pick reads one answer line: the chosen labels, or own when the user
 // chose Other. A single-choice answer that is not a number is the user's
 // own answer.
-func pick(q capability.Question, line string, other int) (answer string, own, ok bool) {
+func pick(q approval.Question, line string, other int) (answer string, own, ok bool) {
 	fields := strings.FieldsFunc(line, func(r rune) bool { return r == ',' || r == ' ' })
 	var labels []string
 	seen := map[int]bool{}
@@ -121,7 +121,7 @@ func pick(q capability.Question, line string, other int) (answer string, own, ok
 	return strings.Join(labels, ", "), false, true
 }
 
-// questioner is the REPL's capability.UserInput.
+// questioner is the REPL's approval.UserInput.
 type questioner struct {
 	lines     LineReader
 	out       io.Writer
@@ -130,7 +130,7 @@ type questioner struct {
 	mu        sync.Mutex // one set of questions at a time
 }
 
-func (q *questioner) Ask(ctx context.Context, req capability.QuestionRequest) (capability.Answers, error) {
+func (q *questioner) Ask(ctx context.Context, req approval.QuestionRequest) (approval.Answers, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.printer != nil {
@@ -141,13 +141,13 @@ func (q *questioner) Ask(ctx context.Context, req capability.QuestionRequest) (c
 		if q.interrupt != nil {
 			q.interrupt()
 		}
-		return capability.Answers{}, context.Canceled
+		return approval.Answers{}, context.Canceled
 	}
 	return a, err
 }
 
-// Questions is the capability.UserInput of this REPL: AskQuestions on
+// Questions is the approval.UserInput of this REPL: AskQuestions on
 // Prompts, answers read from Lines; Ctrl-C at the picker cancels the turn.
-func (r *REPL) Questions() capability.UserInput {
+func (r *REPL) Questions() approval.UserInput {
 	return &questioner{lines: r.cfg.Lines, out: r.cfg.Prompts, printer: r.cfg.Printer, interrupt: r.Interrupt}
 }

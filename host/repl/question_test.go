@@ -7,36 +7,36 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kosong-host/kosong-host/host/capability"
+	"github.com/kosong-host/kosong-host/host/approval"
 )
 
 func TestAskQuestions(t *testing.T) {
-	single := capability.Question{Question: "Which database?", Header: "Database", Options: []capability.QuestionOption{
+	single := approval.Question{Question: "Which database?", Header: "Database", Options: []approval.QuestionOption{
 		{Label: "Postgres", Description: "relational"}, {Label: "SQLite", Description: "embedded"}}}
-	multi := capability.Question{Question: "Which checks?", Options: []capability.QuestionOption{
+	multi := approval.Question{Question: "Which checks?", Options: []approval.QuestionOption{
 		{Label: "lint"}, {Label: "test"}, {Label: "bench"}}, MultiSelect: true}
 	tests := []struct {
 		name      string
-		qs        []capability.Question
+		qs        []approval.Question
 		input     string
 		want      map[string]string
 		dismissed bool
 		shown     []string
 	}{
-		{"single", []capability.Question{single}, "2\n", map[string]string{"Which database?": "SQLite"}, false,
+		{"single", []approval.Question{single}, "2\n", map[string]string{"Which database?": "SQLite"}, false,
 			[]string{"? [Database] Which database?", "1) Postgres - relational", "3) Other: type your own answer"}},
-		{"multi", []capability.Question{multi}, "1, 3\n", map[string]string{"Which checks?": "lint, bench"}, false,
+		{"multi", []approval.Question{multi}, "1, 3\n", map[string]string{"Which checks?": "lint, bench"}, false,
 			[]string{"? [Q1] Which checks?"}},
-		{"other", []capability.Question{single}, "3\nMySQL\n", map[string]string{"Which database?": "MySQL"}, false, nil},
-		{"own text", []capability.Question{single}, "DuckDB please\n", map[string]string{"Which database?": "DuckDB please"}, false, nil},
-		{"asks again", []capability.Question{single}, "7\n1\n", map[string]string{"Which database?": "Postgres"}, false,
+		{"other", []approval.Question{single}, "3\nMySQL\n", map[string]string{"Which database?": "MySQL"}, false, nil},
+		{"own text", []approval.Question{single}, "DuckDB please\n", map[string]string{"Which database?": "DuckDB please"}, false, nil},
+		{"asks again", []approval.Question{single}, "7\n1\n", map[string]string{"Which database?": "Postgres"}, false,
 			[]string{"please answer a number from 1 to 3"}},
-		{"multi asks again", []capability.Question{multi}, "1,x\n2\n", map[string]string{"Which checks?": "test"}, false,
+		{"multi asks again", []approval.Question{multi}, "1,x\n2\n", map[string]string{"Which checks?": "test"}, false,
 			[]string{"please answer numbers from 1 to 4"}},
-		{"two questions", []capability.Question{single, multi}, "1\n2 3\n",
+		{"two questions", []approval.Question{single, multi}, "1\n2 3\n",
 			map[string]string{"Which database?": "Postgres", "Which checks?": "test, bench"}, false, []string{"(1/2)", "(2/2)"}},
-		{"dismissed", []capability.Question{single}, "\n", map[string]string{}, true, []string{"(dismissed)"}},
-		{"end of input", []capability.Question{single, multi}, "1\n", map[string]string{"Which database?": "Postgres"}, false, nil},
+		{"dismissed", []approval.Question{single}, "\n", map[string]string{}, true, []string{"(dismissed)"}},
+		{"end of input", []approval.Question{single, multi}, "1\n", map[string]string{"Which database?": "Postgres"}, false, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

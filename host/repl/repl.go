@@ -9,7 +9,9 @@
 // pasted text for an answer; through a pipe they are answered by the next
 // piped lines, in order. A line starting with "/" is a slash command,
 // handled here and never sent to the model (see commands.go). Runs that
-// must not ask (one-shot -p runs) use the Unattended approval mode.
+// must not ask (one-shot -p runs) use the unattended approval mode
+// (approval.ModeUnattended). The REPL drives a conversation
+// (host/conversation): turns, /clear, /model and /compact are its methods.
 package repl
 
 import (
@@ -20,11 +22,9 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/kosong-host/kosong-host/host/approval"
-	"github.com/kosong-host/kosong-host/host/loop"
-	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/host/conversation"
 )
 
 // Config configures a REPL.
@@ -36,8 +36,9 @@ type Config struct {
 	Printer Printer
 	// Color styles the approval questions.
 	Color bool
-	// Decider is the run's decider, for /yolo; nil disables /yolo.
-	Decider *Decider
+	// Approvals is the conversation's approval flow, for /yolo; nil
+	// disables /yolo.
+	Approvals *approval.Flow
 	// Commands are the run's side of the slash commands.
 	Commands Commands
 	// Prompts receives the approval questions (stdout in text mode, stderr
@@ -47,9 +48,6 @@ type Config struct {
 	// the terminal is not in raw mode then); each cancels the running turn.
 	// At the prompt, Ctrl-C comes from Lines as ErrInterrupt and leaves.
 	Interrupts <-chan os.Signal
-	// AfterTurn runs after every turn, e.g. to save the history; its error
-	// is reported, not fatal.
-	AfterTurn func(history []providers.Message) error
 	// Prompt is the input prompt; "" means "> ".
 	Prompt string
 	// Reload reloads the agent (/reload); nil: /reload is not offered.
@@ -63,10 +61,7 @@ type REPL struct {
 
 	mu         sync.Mutex
 	cancelTurn context.CancelFunc
-	loop       *loop.Loop
-	// saveHistory saves the history after each turn (Config.AfterTurn, or
-	// the new session's after /clear).
-	saveHistory func(history []providers.Message) error
+	conv       *conversation.Conversation
 }
 
 // New returns a REPL.
@@ -77,7 +72,7 @@ func New(cfg Config) *REPL {
 	if cfg.Prompts == nil {
 		cfg.Prompts = io.Discard
 	}
-	return &REPL{cfg: cfg, saveHistory: cfg.AfterTurn}
+	return &REPL{cfg: cfg}
 }
 
 // Asker is the approval.Asker of this REPL: it asks on Prompts and reads
@@ -88,7 +83,7 @@ func (r *REPL) Asker() approval.Asker {
 		style = func(code, s string) string { return code + s + ansiReset }
 	}
 	a := &asker{lines: r.cfg.Lines, keys: r.cfg.Keys, out: r.cfg.Prompts, printer: r.cfg.Printer, style: style,
-		interrupt: r.Interrupt, now: time.Now}
+		interrupt: r.Interrupt}
 	return a.ask
 }
 
@@ -101,12 +96,12 @@ func (r *REPL) Interrupt() {
 	}
 }
 
-// Run reads prompts and runs a turn for each until the input ends, the
-// user enters exit, quit or /exit, presses Ctrl-C at the prompt, or ctx
-// ends. Slash commands are run here. Turn errors are shown by the printer
-// and do not end the REPL.
-func (r *REPL) Run(ctx context.Context, l *loop.Loop) error {
-	r.loop = l
+// Run reads prompts and runs a turn of conv for each until the input
+// ends, the user enters exit, quit or /exit, presses Ctrl-C at the prompt,
+// or ctx ends. Slash commands are run here. Turn errors are shown by the
+// printer and do not end the REPL.
+func (r *REPL) Run(ctx context.Context, conv *conversation.Conversation) error {
+	r.conv = conv
 	for {
 		line, err := r.readPrompt(ctx)
 		switch {
@@ -128,7 +123,7 @@ func (r *REPL) Run(ctx context.Context, l *loop.Loop) error {
 				return nil
 			}
 		} else {
-			r.turn(ctx, r.loop, strings.TrimRight(line, " \t\r\n"))
+			r.turn(ctx, strings.TrimRight(line, " \t\r\n"))
 		}
 		if err := ctx.Err(); err != nil {
 			return err
@@ -138,7 +133,7 @@ func (r *REPL) Run(ctx context.Context, l *loop.Loop) error {
 
 // prompt is the input prompt, marked while yolo is on.
 func (r *REPL) prompt() string {
-	if r.cfg.Decider != nil && r.cfg.Decider.Mode() == Yolo {
+	if r.cfg.Approvals != nil && r.cfg.Approvals.Mode() == approval.ModeYolo {
 		return "yolo " + r.cfg.Prompt
 	}
 	return r.cfg.Prompt
@@ -158,7 +153,7 @@ func (r *REPL) readPrompt(ctx context.Context) (string, error) {
 	return line, err
 }
 
-func (r *REPL) turn(ctx context.Context, l *loop.Loop, input string) {
+func (r *REPL) turn(ctx context.Context, input string) {
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r.mu.Lock()
@@ -179,9 +174,9 @@ func (r *REPL) turn(ctx context.Context, l *loop.Loop, input string) {
 		}
 	}
 	stop := r.watchInterrupts(cancel)
-	_, _ = l.Turn(tctx, input) // the printer shows errors
+	_, err := r.conv.Turn(tctx, input) // the printer shows the turn's errors
 	stop()
-	r.afterTurn(l)
+	r.warnNotSaved(err)
 	r.tasksStatus()
 }
 
@@ -203,30 +198,15 @@ func (r *REPL) watchInterrupts(f func()) (stop func()) {
 	}
 }
 
-func (r *REPL) afterTurn(l *loop.Loop) {
-	if r.saveHistory == nil {
-		return
-	}
-	if err := r.saveHistory(l.History()); err != nil {
+// warnNotSaved reports a history that could not be saved; it is not fatal.
+func (r *REPL) warnNotSaved(err error) {
+	if errors.Is(err, conversation.ErrNotSaved) {
 		fmt.Fprintf(r.cfg.Prompts, "warning: %v\n", err)
 	}
-}
-
-// RunOnce runs one turn (a one-shot run) and returns the turn's error.
-// afterTurn, if set, runs after the turn whatever its outcome, and its
-// error is returned if the turn succeeded.
-func RunOnce(ctx context.Context, l *loop.Loop, input string, afterTurn func([]providers.Message) error) (loop.TurnResult, error) {
-	res, err := l.Turn(ctx, input)
-	if afterTurn != nil {
-		if serr := afterTurn(l.History()); serr != nil && err == nil {
-			err = serr
-		}
-	}
-	return res, err
 }
 
 // SetCommands sets the run's side of the slash commands (before Run).
 func (r *REPL) SetCommands(c Commands) { r.cfg.Commands = c }
 
-// SetDecider sets the decider /yolo switches (before Run).
-func (r *REPL) SetDecider(d *Decider) { r.cfg.Decider = d }
+// SetApprovals sets the approval flow /yolo switches (before Run).
+func (r *REPL) SetApprovals(f *approval.Flow) { r.cfg.Approvals = f }

@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
 	"github.com/kosong-host/kosong-host/providers/scripted"
@@ -98,7 +100,9 @@ type harness struct {
 	prov        *recordingProvider
 	tool        *askTool
 	loop        *loop.Loop
-	saved       [][]providers.Message
+	// turns counts the turns; saved is the history the conversation saved.
+	turns int
+	saved []providers.Message
 }
 
 // runREPL drives a REPL through a pipe: input is written to the pipe as
@@ -116,22 +120,30 @@ func runREPL(t *testing.T, turns []scripted.Turn, input string, jsonOut bool) *h
 		_, _ = io.WriteString(pw, input)
 		pw.Close()
 	}()
-	r := New(Config{Lines: NewPipeReader(pr), Printer: printer, Prompts: prompts,
-		AfterTurn: func(hist []providers.Message) error { h.saved = append(h.saved, hist); return nil }})
-	h.tool = &askTool{decider: NewDecider(Ask, r.Asker(), printer)}
+	r := New(Config{Lines: NewPipeReader(pr), Printer: printer, Prompts: prompts})
+	h.tool = &askTool{decider: approval.NewFlow(approval.ModeAsk, r.Asker(), conversation.ReportTo(printer))}
 	ts := toolset.New(nil)
 	if err := ts.Add(h.tool); err != nil {
 		t.Fatal(err)
 	}
-	l, err := loop.New(loop.Config{Provider: h.prov, Toolset: ts, Observer: printer})
+	obs := loop.ObserverFunc(func(e loop.Event) {
+		if _, ok := e.(loop.TurnEnded); ok {
+			h.turns++
+		}
+		printer.Observe(e)
+	})
+	l, err := loop.New(loop.Config{Provider: h.prov, Toolset: ts, Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.loop = l
+	sess := newSession(t)
 	printer.Start(Info{SessionID: "s1", Agent: "test", Provider: "scripted", Model: h.prov.Model(), Tools: []string{"Run"}})
 
 	done := make(chan error, 1)
-	go func() { done <- r.Run(context.Background(), l) }()
+	go func() {
+		done <- r.Run(context.Background(), conversation.New(conversation.Parts{Session: sess, Loop: l, Toolset: ts}))
+	}()
 	select {
 	case err := <-done:
 		if err != nil {
@@ -139,6 +151,29 @@ func runREPL(t *testing.T, turns []scripted.Turn, input string, jsonOut bool) *h
 		}
 	case <-time.After(bound):
 		t.Fatalf("the REPL did not finish; output so far:\n%s", h.out)
+	}
+	h.saved = savedHistory(t, sess)
+	return h
+}
+
+func newSession(t *testing.T) *session.Session {
+	t.Helper()
+	sess, err := session.New(session.Options{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sess
+}
+
+// savedHistory is the history saved in sess (none when nothing was).
+func savedHistory(t *testing.T, sess *session.Session) []providers.Message {
+	t.Helper()
+	if _, err := os.Stat(sess.HistoryPath()); os.IsNotExist(err) {
+		return nil
+	}
+	h, err := session.LoadHistory(sess.HistoryPath())
+	if err != nil {
+		t.Fatal(err)
 	}
 	return h
 }
@@ -151,8 +186,8 @@ func TestREPLOneTurn(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if len(h.saved) != 1 || len(h.saved[0]) != 2 {
-		t.Fatalf("saved %+v", h.saved)
+	if h.turns != 1 || len(h.saved) != 2 {
+		t.Fatalf("%d turns, saved %+v", h.turns, h.saved)
 	}
 	if h.errOut.String() != "" {
 		t.Fatalf("stderr %q", h.errOut)
@@ -164,8 +199,8 @@ func TestREPLEndsOnEOFAndSkipsBlankLines(t *testing.T) {
 	if out := h.out.String(); !strings.Contains(out, "one\n") || !strings.Contains(out, "two\n") {
 		t.Fatalf("output:\n%s", out)
 	}
-	if len(h.saved) != 2 {
-		t.Fatalf("%d turns", len(h.saved))
+	if h.turns != 2 || len(h.saved) != 4 {
+		t.Fatalf("%d turns, saved %d messages", h.turns, len(h.saved))
 	}
 }
 
@@ -240,7 +275,7 @@ func TestREPLPlainRejectionEndsTurn(t *testing.T) {
 		t.Fatalf("output:\n%s", out)
 	}
 	// The next prompt starts a new turn that gets the second response.
-	if !strings.Contains(out, "after the user's next message") || len(h.saved) != 2 {
+	if !strings.Contains(out, "after the user's next message") || h.turns != 2 {
 		t.Fatalf("output:\n%s", out)
 	}
 }
@@ -332,36 +367,10 @@ func TestStreamJSON(t *testing.T) {
 	}
 }
 
-func TestDeciderModes(t *testing.T) {
-	tests := []struct {
-		mode     ApprovalMode
-		approved bool
-		feedback string
-		answer   string
-	}{
-		{Yolo, true, "", AnswerYolo},
-		{Unattended, false, approval.UnattendedFeedback, AnswerUnattended},
-	}
-	for _, tt := range tests {
-		var got []loop.Event
-		d := NewDecider(tt.mode, nil, loop.ObserverFunc(func(e loop.Event) { got = append(got, e) }))
-		dec, err := d.Decide(context.Background(), approval.Request{ToolCallID: "c", ToolName: "Shell", Action: "run command"})
-		if err != nil || dec.Approved != tt.approved || dec.Feedback != tt.feedback {
-			t.Fatalf("mode %d: %+v %v", tt.mode, dec, err)
-		}
-		if len(got) != 1 || got[0].(loop.ApprovalDecided).Answer != tt.answer {
-			t.Fatalf("mode %d: events %+v", tt.mode, got)
-		}
-	}
-	if !strings.Contains(approval.UnattendedFeedback, "--yolo") {
-		t.Fatal("the unattended feedback does not mention --yolo")
-	}
-}
-
 func TestTextPrinterUnattended(t *testing.T) {
 	var out bytes.Buffer
 	p := NewTextPrinter(&out, io.Discard, TextOptions{})
-	p.Observe(loop.ApprovalDecided{ToolName: "Shell", Action: "run command", Feedback: approval.UnattendedFeedback, Answer: AnswerUnattended})
+	p.Observe(loop.ApprovalDecided{ToolName: "Shell", Action: "run command", Feedback: approval.UnattendedFeedback, Answer: approval.AnswerUnattended})
 	if !strings.Contains(out.String(), "Shell: run command rejected: no one to ask for approval; run with --yolo to allow it") {
 		t.Fatalf("%q", out.String())
 	}
@@ -426,7 +435,9 @@ func TestREPLInterrupts(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- r.Run(context.Background(), l) }()
+	go func() {
+		done <- r.Run(context.Background(), conversation.New(conversation.Parts{Loop: l, Toolset: ts}))
+	}()
 
 	// Ctrl-C during a turn cancels the turn, not the REPL.
 	io.WriteString(pw, "block\n")
@@ -616,7 +627,7 @@ func TestTextPrinterApprovalTimeApart(t *testing.T) {
 	p := NewTextPrinter(&out, &out, TextOptions{})
 	c := call("c1", "ls")
 	p.Observe(loop.ToolCallStarted{Step: 1, Call: c})
-	p.Observe(loop.ApprovalDecided{ToolCallID: "c1", ToolName: "Run", Action: "run command", Approved: true, Answer: AnswerUser, Waited: 4 * time.Second})
+	p.Observe(loop.ApprovalDecided{ToolCallID: "c1", ToolName: "Run", Action: "run command", Approved: true, Answer: approval.AnswerUser, Waited: 4 * time.Second})
 	p.Observe(loop.ToolCallFinished{Step: 1, Call: c, Duration: 4*time.Second + 300*time.Millisecond,
 		Result: toolset.Result{Output: []providers.ContentPart{providers.TextPart("1\n2\n3\n4\n5\n6\n")}}})
 	for _, want := range []string{"• Run  ls\n", "Run: run command approved (after 4.0s)", "(300ms, approval 4.0s)",
@@ -652,15 +663,13 @@ func TestREPLSlashCommands(t *testing.T) {
 		}
 		return l
 	}
-	var savedOld, savedNew int
-	r := New(Config{Lines: NewPipeReader(pr), Printer: printer, Prompts: out,
-		AfterTurn: func([]providers.Message) error { savedOld++; return nil }})
-	d := NewDecider(Ask, r.Asker(), printer)
-	r.SetDecider(d)
-	r.SetCommands(Commands{Clear: func() (*loop.Loop, func([]providers.Message) error, string, error) {
-		return newLoop(), func([]providers.Message) error { savedNew++; return nil }, "New session s2.", nil
-	}})
-	if err := r.Run(context.Background(), newLoop()); err != nil {
+	oldSess, newSess := newSession(t), newSession(t)
+	r := New(Config{Lines: NewPipeReader(pr), Printer: printer, Prompts: out})
+	flow := approval.NewFlow(approval.ModeAsk, r.Asker(), conversation.ReportTo(printer))
+	r.SetApprovals(flow)
+	conv := conversation.New(conversation.Parts{Session: oldSess, Loop: newLoop(), Toolset: ts, Approvals: flow,
+		Clear: func() (*session.Session, *loop.Loop, error) { return newSess, newLoop(), nil }})
+	if err := r.Run(context.Background(), conv); err != nil {
 		t.Fatal(err)
 	}
 	reqs := prov.Requests()
@@ -674,16 +683,21 @@ func TestREPLSlashCommands(t *testing.T) {
 	if n := len(reqs[3].History); n != 1 || reqs[3].History[0].Text() != "third" {
 		t.Errorf("after /clear the model got %d messages: %+v", n, reqs[3].History)
 	}
-	for _, want := range []string{"Unknown command /nope.", "History compacted", "yolo on", "New session s2."} {
+	for _, want := range []string{"Unknown command /nope.", "History compacted", "yolo on", "New session " + newSess.ID + "; the previous one is kept (run --resume " + oldSess.ID + ")."} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if d.Mode() != Yolo {
-		t.Error("/yolo did not switch the decider")
+	if flow.Mode() != approval.ModeYolo {
+		t.Error("/yolo did not switch the approval flow")
 	}
-	if savedOld != 3 || savedNew != 1 {
-		t.Errorf("saved %d times in the old session, %d in the new; want 3 (two turns, the compaction) and 1", savedOld, savedNew)
+	// The old session holds the compacted history, the new one the turn
+	// after /clear.
+	if old := savedHistory(t, oldSess); len(old) == 0 || !strings.Contains(old[0].Text(), "The summary.") {
+		t.Errorf("the old session saved %+v, want the compacted history", old)
+	}
+	if got := savedHistory(t, newSess); len(got) != 2 || got[0].Text() != "third" {
+		t.Errorf("the new session saved %+v, want the turn after /clear", got)
 	}
 }
 
@@ -751,7 +765,7 @@ func TestREPLReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Run(context.Background(), l); err != nil {
+	if err := r.Run(context.Background(), conversation.New(conversation.Parts{Loop: l})); err != nil {
 		t.Fatal(err)
 	}
 	if reloads != 1 || len(prov.Requests()) != 0 {

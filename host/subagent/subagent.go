@@ -1,20 +1,17 @@
-// Package subagent gives an agent the Agent tool: it starts one of the
-// subagents its spec declares (`subagents: NAME: {path, description}`) on a
-// task, runs the subagent's own turn with its own tools and system prompt,
-// and returns the subagent's answer.
+// Package subagent is the Agent tool: it starts one of the subagents an
+// agent's spec declares (`subagents: NAME: {path, description}`) on a
+// task and returns the subagent's answer. The Runner that runs the
+// subagent's own turn, with its own tools and system prompt, is built by
+// host/conversation around the conversation the tool belongs to.
 package subagent
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/kosong-host/kosong-host/host/agent"
-	"github.com/kosong-host/kosong-host/host/loop"
-	"github.com/kosong-host/kosong-host/host/prompt"
 	"github.com/kosong-host/kosong-host/host/spec"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
@@ -84,76 +81,4 @@ func text(s string) []providers.ContentPart {
 		return nil
 	}
 	return []providers.ContentPart{providers.TextPart(s)}
-}
-
-// Config says how subagents run.
-type Config struct {
-	Subagents map[string]spec.Subagent
-	Provider  providers.ChatProvider
-	// Options load each subagent's tools; its plugins keep their state in
-	// StateDir/subagents/NAME.
-	Options agent.Options
-	// MaxStepsPerTurn bounds the subagent's turn.
-	MaxStepsPerTurn int
-	// MaxContextSize is the model's context window (0: unknown).
-	MaxContextSize int64
-	// Observer receives the subagent loop's events; nil drops them.
-	Observer loop.Observer
-	// Guard admits the subagent's tool calls (the parent's permission
-	// rules and hooks); nil admits all.
-	Guard toolset.Guard
-}
-
-// NewRunner returns the Runner that loads a subagent's spec and tools,
-// runs one turn on the task and returns its last answer. The subagent's
-// approvals go to the same decider as its parent's; a subagent has no Agent
-// tool of its own.
-func NewRunner(cfg Config) Runner {
-	return func(ctx context.Context, name, task string) (string, error) {
-		sub, ok := cfg.Subagents[name]
-		if !ok {
-			return "", fmt.Errorf("no subagent %q", name)
-		}
-		s, err := spec.Load(sub.Path, spec.LoadOptions{DefaultAgentPath: cfg.Options.DefaultAgentPath})
-		if err != nil {
-			return "", err
-		}
-		system, err := prompt.Render(s.SystemPromptPath, s.SystemPromptArgs, prompt.Options{WorkDir: cfg.Options.WorkDir, Getenv: cfg.Options.Getenv})
-		if err != nil {
-			return "", err
-		}
-		opts := cfg.Options
-		opts.StateDir = filepath.Join(cfg.Options.StateDir, "subagents", name)
-		a, err := agent.LoadSpec(ctx, s, opts)
-		if err != nil {
-			return "", err
-		}
-		defer a.Close()
-		if cfg.Guard != nil {
-			a.Toolset.SetGuard(cfg.Guard)
-		}
-		l, err := loop.New(loop.Config{Provider: cfg.Provider, Toolset: a.Toolset, System: system,
-			MaxStepsPerTurn: cfg.MaxStepsPerTurn, Observer: cfg.Observer, MaxContextSize: cfg.MaxContextSize})
-		if err != nil {
-			return "", err
-		}
-		_, turnErr := l.Turn(ctx, task)
-		answer := lastAnswer(l.History())
-		if turnErr != nil {
-			return answer, turnErr
-		}
-		return answer, nil
-	}
-}
-
-// lastAnswer is the text of the last assistant message.
-func lastAnswer(history []providers.Message) string {
-	for i := len(history) - 1; i >= 0; i-- {
-		if history[i].Role == providers.RoleAssistant {
-			if t := strings.TrimSpace(history[i].Text()); t != "" {
-				return t
-			}
-		}
-	}
-	return ""
 }

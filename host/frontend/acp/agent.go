@@ -1,7 +1,7 @@
 // Package acp serves the Agent Client Protocol (agentclientprotocol.com)
 // on stdio with github.com/coder/acp-go-sdk, for editors (Zed, JetBrains,
 // Neovim, Emacs): `kosong-host acp`. Each ACP session is a kosong session
-// (host/frontend/conversation): the same loop, toolset and approval flow as
+// (host/conversation): the same loop, toolset and approval flow as
 // the terminal's, its history saved after each turn and loadable by id.
 // Permission requests map onto the approval flow (allow once, allow always
 // = approve for the session, reject); the modes ask and yolo are its
@@ -22,8 +22,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/kosong-host/kosong-host/host/approval"
-	"github.com/kosong-host/kosong-host/host/capability"
-	"github.com/kosong-host/kosong-host/host/frontend/conversation"
+	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/spec"
 )
@@ -171,7 +170,7 @@ func (a *Agent) open(ctx context.Context, cwd, resume string, servers []acpsdk.M
 		Ask: func(ctx context.Context, req approval.Request) (approval.Answer, string, error) {
 			return a.ask(ctx, s, req)
 		},
-		Questions: capability.UserInputFunc(func(ctx context.Context, req capability.QuestionRequest) (capability.Answers, error) {
+		Questions: approval.UserInputFunc(func(ctx context.Context, req approval.QuestionRequest) (approval.Answers, error) {
 			return a.askQuestions(ctx, s, req)
 		})})
 	if err != nil {
@@ -235,7 +234,7 @@ func mcpServers(in []acpsdk.McpServer) ([]spec.MCPServer, error) {
 
 func (a *Agent) modes(s *session) *acpsdk.SessionModeState {
 	cur := ModeAsk
-	if s.conv.Approvals.Yolo() {
+	if s.conv.Approvals().Yolo() {
 		cur = ModeYolo
 	}
 	return &acpsdk.SessionModeState{CurrentModeId: acpsdk.SessionModeId(cur), AvailableModes: []acpsdk.SessionMode{
@@ -324,9 +323,9 @@ func (a *Agent) SetSessionMode(ctx context.Context, req acpsdk.SetSessionModeReq
 	}
 	switch string(req.ModeId) {
 	case ModeAsk:
-		s.conv.Approvals.SetYolo(false)
+		s.conv.Approvals().SetYolo(false)
 	case ModeYolo:
-		s.conv.Approvals.SetYolo(true)
+		s.conv.Approvals().SetYolo(true)
 	default:
 		return acpsdk.SetSessionModeResponse{}, invalidParams(fmt.Sprintf("unknown mode %q: use ask or yolo", req.ModeId))
 	}

@@ -8,7 +8,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
-	"github.com/kosong-host/kosong-host/host/capability"
+	"github.com/kosong-host/kosong-host/host/approval"
 )
 
 // errCannotAsk is what the model learns when a call's questions do not fit
@@ -26,9 +26,9 @@ const (
 // whose options are the question's options (plus Dismiss); the chosen
 // option's label is the answer. Several questions or a multi-select one do
 // not fit: the call fails with errCannotAsk.
-func (a *Agent) askQuestions(ctx context.Context, s *session, req capability.QuestionRequest) (capability.Answers, error) {
+func (a *Agent) askQuestions(ctx context.Context, s *session, req approval.QuestionRequest) (approval.Answers, error) {
 	if len(req.Questions) != 1 || req.Questions[0].MultiSelect {
-		return capability.Answers{}, errCannotAsk
+		return approval.Answers{}, errCannotAsk
 	}
 	q := req.Questions[0]
 	title := q.Question
@@ -51,18 +51,18 @@ func (a *Agent) askQuestions(ctx context.Context, s *session, req capability.Que
 		Options: opts})
 	if err != nil {
 		if ctx.Err() != nil {
-			return capability.Answers{}, ctx.Err()
+			return approval.Answers{}, ctx.Err()
 		}
 		a.cfg.Logger.Warn("acp: question request failed; dismissed", "tool", req.ToolName, "error", err)
-		return capability.Answers{Dismissed: true}, nil
+		return approval.Answers{Dismissed: true}, nil
 	}
 	if resp.Outcome.Selected == nil {
-		return capability.Answers{Dismissed: true}, nil
+		return approval.Answers{Dismissed: true}, nil
 	}
 	id := string(resp.Outcome.Selected.OptionId)
 	if n, err := strconv.Atoi(strings.TrimPrefix(id, optionAnswerPrefix)); err == nil && strings.HasPrefix(id, optionAnswerPrefix) &&
 		n >= 0 && n < len(q.Options) {
-		return capability.Answers{Answers: map[string]string{q.Question: q.Options[n].Label}}, nil
+		return approval.Answers{Answers: map[string]string{q.Question: q.Options[n].Label}}, nil
 	}
-	return capability.Answers{Dismissed: true}, nil
+	return approval.Answers{Dismissed: true}, nil
 }

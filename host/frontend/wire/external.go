@@ -193,7 +193,7 @@ func (s *server) addExternal(d externalDecl) string {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ts := s.conv.Toolset
+	ts := s.conv.Toolset()
 	if _, taken := ts.Find(d.Name); taken && !s.externals[d.Name] {
 		return "conflicts with builtin tool"
 	}
@@ -215,7 +215,7 @@ func (s *server) addExternal(d externalDecl) string {
 	if d.Timeout > 0 {
 		timeout = time.Duration(d.Timeout * float64(time.Second))
 	}
-	t := &externalTool{peer: s.peer, approvals: s.conv.Approvals, spec: toolset.Spec{Name: d.Name, Description: desc,
+	t := &externalTool{peer: s.peer, approvals: s.conv.Approvals(), spec: toolset.Spec{Name: d.Name, Description: desc,
 		Parameters: params, Source: "wire client", Timeout: timeout}}
 	var remove []string
 	if s.externals[d.Name] {

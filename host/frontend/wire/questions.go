@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/kosong-host/kosong-host/host/capability"
+	"github.com/kosong-host/kosong-host/host/approval"
 )
 
 // clientAnswersQuestions reports whether line is an initialize whose
@@ -22,7 +22,7 @@ func clientAnswersQuestions(line []byte) bool {
 // text: label} (the labels of a multi-select question joined with ", ").
 // An empty answer (or an error, a bad answer, the end of the connection)
 // counts as dismissed.
-func (s *server) askQuestions(ctx context.Context, req capability.QuestionRequest) (capability.Answers, error) {
+func (s *server) askQuestions(ctx context.Context, req approval.QuestionRequest) (approval.Answers, error) {
 	id := s.peer.nextID("question")
 	qs := make([]map[string]any, 0, len(req.Questions))
 	for _, q := range req.Questions {
@@ -37,10 +37,10 @@ func (s *server) askQuestions(ctx context.Context, req capability.QuestionReques
 	}})
 	if err != nil {
 		if ctx.Err() != nil {
-			return capability.Answers{}, ctx.Err()
+			return approval.Answers{}, ctx.Err()
 		}
 		s.cfg.Logger.Warn("wire: question request failed; dismissed", "id", id, "error", err)
-		return capability.Answers{Dismissed: true}, nil
+		return approval.Answers{Dismissed: true}, nil
 	}
 	var ans struct {
 		RequestID string            `json:"request_id"`
@@ -48,15 +48,15 @@ func (s *server) askQuestions(ctx context.Context, req capability.QuestionReques
 	}
 	if err := json.Unmarshal(raw, &ans); err != nil {
 		s.cfg.Logger.Warn("wire: invalid question answer; dismissed", "id", id, "error", err)
-		return capability.Answers{Dismissed: true}, nil
+		return approval.Answers{Dismissed: true}, nil
 	}
 	if ans.RequestID != "" && ans.RequestID != id {
 		s.cfg.Logger.Warn("wire: question answer names another request", "id", id, "request_id", ans.RequestID)
 	}
 	if len(ans.Answers) == 0 {
-		return capability.Answers{Dismissed: true}, nil
+		return approval.Answers{Dismissed: true}, nil
 	}
-	return capability.Answers{Answers: ans.Answers}, nil
+	return approval.Answers{Answers: ans.Answers}, nil
 }
 
 // reload reloads the agent: the answer names the plugins started, stopped

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/kosong-host/kosong-host/host/capability"
+	"github.com/kosong-host/kosong-host/host/approval"
 )
 
 // TestQuestionAnswers: what AskUserQuestion gets for each answer of the
@@ -32,13 +32,13 @@ func TestQuestionAnswers(t *testing.T) {
 			pr, pw := io.Pipe()
 			s := &server{cfg: Config{Logger: hclog.NewNullLogger()}, peer: newPeer(pw)}
 			type out struct {
-				a   capability.Answers
+				a   approval.Answers
 				err error
 			}
 			got := make(chan out, 1)
 			go func() {
-				a, err := s.askQuestions(context.Background(), capability.QuestionRequest{ToolCallID: "c1", Questions: []capability.Question{
-					{Question: "Which?", Header: "Pick", Options: []capability.QuestionOption{{Label: "A", Description: "a"}, {Label: "B"}}}}})
+				a, err := s.askQuestions(context.Background(), approval.QuestionRequest{ToolCallID: "c1", Questions: []approval.Question{
+					{Question: "Which?", Header: "Pick", Options: []approval.QuestionOption{{Label: "A", Description: "a"}, {Label: "B"}}}}})
 				got <- out{a, err}
 			}()
 			line, err := bufio.NewReader(pr).ReadBytes('\n')

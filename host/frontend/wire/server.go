@@ -4,7 +4,7 @@
 // initialize (with its external tools), prompt and cancel; the server sends
 // every loop event as an `event` notification, and approval requests and
 // external tool calls as `request` requests that wait for the client's
-// answer. The turns run in a conversation (host/frontend/conversation), the
+// answer. The turns run in a conversation (host/conversation), the
 // same loop and approval flow as the terminal's.
 package wire
 
@@ -21,8 +21,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/kosong-host/kosong-host/host/approval"
-	"github.com/kosong-host/kosong-host/host/capability"
-	"github.com/kosong-host/kosong-host/host/frontend/conversation"
+	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/providers"
 )
@@ -89,7 +88,7 @@ func Serve(ctx context.Context, cfg Config) error {
 	req := cfg.Request
 	req.Ask = s.ask
 	if s.questions {
-		req.Questions = capability.UserInputFunc(s.askQuestions)
+		req.Questions = approval.UserInputFunc(s.askQuestions)
 	}
 	conv, err := cfg.Open(ctx, req)
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package conversation
 
 import (
 	"context"
@@ -148,9 +148,7 @@ func bindRules(set *permission.Set, ts *toolset.Toolset) error {
 
 // sessionGuard is one session's hooks and permission rules: the gate the
 // toolset, the loop, the approvals and the subagents go through, and the
-// reload options that renew them with the agent. The terminal run and the
-// conversations of the ACP and wire front ends build theirs with
-// openGuard, so all three apply the same rules and hooks.
+// reload options that renew them with the agent.
 type sessionGuard struct {
 	gate   *permission.Gate
 	rules  *permission.Set
@@ -175,10 +173,9 @@ func (sg *sessionGuard) decider(next approval.Decider) approval.Decider { return
 // attach adds the subagent tool (when the spec has subagents; their calls
 // go through the same gate, and SubagentStart/SubagentStop fire), binds the
 // rules to the loaded tools and puts the gate before every call.
-func (sg *sessionGuard) attach(a *agent.Agent, s *spec.Spec, sub subagent.Config) error {
+func (sg *sessionGuard) attach(a *agent.Agent, s *spec.Spec, run subagent.Runner) error {
 	if len(s.Subagents) > 0 {
-		sub.Subagents, sub.Guard = s.Subagents, sg.gate
-		if err := a.Toolset.Add(subagent.Tool(s.Subagents, withSubagentHooks(subagent.NewRunner(sub), sg.gate))); err != nil {
+		if err := a.Toolset.Add(subagent.Tool(s.Subagents, withSubagentHooks(run, sg.gate))); err != nil {
 			return err
 		}
 	}
@@ -206,4 +203,19 @@ func (sg *sessionGuard) start(ctx context.Context, source string) (end func()) {
 		sg.gate.Hooks().Fire(context.WithoutCancel(ctx), hooks.SessionEnd, "exit", map[string]any{"reason": "exit"})
 		sg.gate.Wait()
 	}
+}
+
+// Rules are the permission rules a conversation of spec s in workDir
+// applies (the configuration file's, then the spec's), bound to the tools
+// of ts: what `permissions check` asks.
+func Rules(s *spec.Spec, configPath, workDir string, ts *toolset.Toolset) (*permission.Set, error) {
+	gc, err := readGuardConfig(s, configPath)
+	if err != nil {
+		return nil, err
+	}
+	set := gc.ruleSet(workDir)
+	if err := bindRules(set, ts); err != nil {
+		return nil, err
+	}
+	return set, nil
 }

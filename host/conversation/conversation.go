@@ -1,30 +1,36 @@
 // Package conversation is what every front end drives: one agent session
 // behind the run loop (host/loop), its toolset and plugins, the approval
-// flow and the session saved after each turn. The terminal (host/repl), the
-// Agent Client Protocol server (host/frontend/acp) and the wire protocol
+// flow and the session saved after each turn. Open puts a conversation
+// together from a Config (agent spec, provider, prompt, session, hooks and
+// permission rules, plugins, subagents, loop); Check runs the same steps
+// without a model or a session, for `validate`. The terminal (host/repl),
+// the Agent Client Protocol server (host/frontend/acp) and the wire protocol
 // server (host/frontend/wire) each turn their own input into Turn and
 // Cancel calls and the loop's events into their own output; none of them
-// runs a step of its own.
+// runs a step or builds a loop of its own.
 package conversation
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/kosong-host/kosong-host/host/agent"
-	"github.com/kosong-host/kosong-host/host/capability"
+	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/spec"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
-
-	"github.com/kosong-host/kosong-host/host/approval"
 )
 
 // ErrBusy: a turn is already running in this conversation.
 var ErrBusy = errors.New("An agent turn is already in progress")
+
+// ErrNotSaved wraps the error of saving the history after a turn whose
+// own outcome was fine.
+var ErrNotSaved = errors.New("the session was not saved")
 
 // Request says which conversation a front end wants.
 type Request struct {
@@ -34,7 +40,7 @@ type Request struct {
 	Resume string
 	// Ask asks the front end's user to approve an action.
 	Ask approval.Asker
-	// Yolo approves every action (until SetYolo(false)).
+	// Yolo approves every action (until the flow's SetYolo(false)).
 	Yolo bool
 	// MCPServers are MCP servers the front end adds as tool sources of
 	// this conversation, beside the agent's own.
@@ -42,19 +48,20 @@ type Request struct {
 	// Questions answers the questions of tools (AskUserQuestion); nil
 	// where the front end's client cannot answer, and the tools that need
 	// it are then skipped at load.
-	Questions capability.UserInput
+	Questions approval.UserInput
 }
 
 // Opener builds a conversation: the command line's agent, provider and
-// flags, for the request's folder and session.
+// flags (a Config), for the request's folder and session.
 type Opener func(ctx context.Context, req Request) (*Conversation, error)
 
-// Parts are what an Opener assembles.
+// Parts are what a conversation is made of. Open assembles them; New
+// takes them as they are (tests).
 type Parts struct {
 	Session   *session.Session
 	Loop      *loop.Loop
 	Toolset   *toolset.Toolset
-	Approvals *Approvals
+	Approvals *approval.Flow
 	// Events is the loop's (and the approvals') observer; the front end
 	// says where the events go with SetObserver.
 	Events *Relay
@@ -66,14 +73,25 @@ type Parts struct {
 	Reload func(ctx context.Context) (*agent.Reloaded, error)
 	// Close stops the agent's plugins and MCP servers.
 	Close func()
+	// Clear makes a new session and its loop with no history (/clear);
+	// nil: the conversation cannot start a new session.
+	Clear func() (*session.Session, *loop.Loop, error)
+	// SetModel makes the loop that carries history on with the model
+	// alias (/model); nil: the model cannot be switched.
+	SetModel func(alias string, history []providers.Message) (*loop.Loop, error)
 }
 
 // Conversation is one session of the agent behind a front end. Turns run
 // one at a time.
 type Conversation struct {
-	Parts
+	parts Parts
+	// asm is how Open built it (nil for New): what Clear, SetModel,
+	// Start and the accessors of the run's facts need.
+	asm *assembly
 
 	mu      sync.Mutex
+	sess    *session.Session
+	l       *loop.Loop
 	cancel  context.CancelFunc
 	running chan struct{}
 	closed  bool
@@ -87,44 +105,107 @@ func New(p Parts) *Conversation {
 	if p.Close == nil {
 		p.Close = func() {}
 	}
-	return &Conversation{Parts: p}
+	if p.Approvals == nil {
+		p.Approvals = approval.NewFlow(approval.ModeUnattended, nil, nil)
+	}
+	return &Conversation{parts: p, sess: p.Session, l: p.Loop}
 }
 
 // ID is the session id.
-func (c *Conversation) ID() string { return c.Session.ID }
+func (c *Conversation) ID() string { return c.Session().ID }
+
+// Session is the session the history is saved in.
+func (c *Conversation) Session() *session.Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sess
+}
+
+// Toolset is the agent's toolset.
+func (c *Conversation) Toolset() *toolset.Toolset { return c.parts.Toolset }
+
+// Approvals is the approval flow (its mode, yolo on and off).
+func (c *Conversation) Approvals() *approval.Flow { return c.parts.Approvals }
+
+// AgentName names the agent.
+func (c *Conversation) AgentName() string { return c.parts.AgentName }
 
 // SetObserver says where the events go from now on.
-func (c *Conversation) SetObserver(o loop.Observer) { c.Events.Set(o) }
+func (c *Conversation) SetObserver(o loop.Observer) { c.parts.Events.Set(o) }
+
+func (c *Conversation) loop() *loop.Loop {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.l
+}
 
 // History is the conversation so far.
-func (c *Conversation) History() []providers.Message { return c.Loop.History() }
+func (c *Conversation) History() []providers.Message { return c.loop().History() }
 
-// Turn runs one turn of the loop with the user's input and saves the
-// history whatever the outcome (completed steps are kept). Cancel, or the
-// end of ctx, cancels it and its tool calls. It returns ErrBusy while
-// another turn runs.
-func (c *Conversation) Turn(ctx context.Context, input string) (loop.TurnResult, error) {
+// begin marks a turn (or another change of the loop) as running; it
+// returns ErrBusy while another one runs or once the conversation is
+// closed.
+func (c *Conversation) begin(ctx context.Context) (context.Context, func(), error) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.running != nil || c.closed {
-		c.mu.Unlock()
-		return loop.TurnResult{}, ErrBusy
+		return nil, nil, ErrBusy
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	c.cancel, c.running = cancel, done
-	c.mu.Unlock()
-	defer func() {
+	return ctx, func() {
 		cancel()
 		c.mu.Lock()
 		c.cancel, c.running = nil, nil
 		c.mu.Unlock()
 		close(done)
-	}()
-	res, err := c.Loop.Turn(ctx, input)
-	if serr := c.Session.SaveHistory(c.Loop.History()); serr != nil && err == nil {
+	}, nil
+}
+
+// Turn runs one turn of the loop with the user's input and saves the
+// history whatever the outcome (completed steps are kept). Cancel, or the
+// end of ctx, cancels it and its tool calls. It returns ErrBusy while
+// another turn runs; a failed save after a good turn is ErrNotSaved.
+func (c *Conversation) Turn(ctx context.Context, input string) (loop.TurnResult, error) {
+	ctx, end, err := c.begin(ctx)
+	if err != nil {
+		return loop.TurnResult{}, err
+	}
+	defer end()
+	l := c.loop()
+	res, err := l.Turn(ctx, input)
+	if serr := c.save(l); serr != nil && err == nil {
 		err = serr
 	}
 	return res, err
+}
+
+func (c *Conversation) save(l *loop.Loop) error {
+	sess := c.Session()
+	if sess == nil {
+		return nil
+	}
+	if err := sess.SaveHistory(l.History()); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotSaved, err)
+	}
+	return nil
+}
+
+// Compact summarises the history now, keeping what instruction asks, and
+// saves it (loop.ErrNothingToCompact when there is too little).
+func (c *Conversation) Compact(ctx context.Context, instruction string) (providers.Usage, error) {
+	ctx, end, err := c.begin(ctx)
+	if err != nil {
+		return providers.Usage{}, err
+	}
+	defer end()
+	l := c.loop()
+	usage, err := l.Compact(ctx, instruction)
+	if err != nil {
+		return usage, err
+	}
+	return usage, c.save(l)
 }
 
 // Running reports whether a turn runs.
@@ -147,7 +228,8 @@ func (c *Conversation) Cancel() bool {
 }
 
 // Close cancels the running turn, waits for it to end (its history is
-// saved) and stops the agent's plugins. Later turns get ErrBusy.
+// saved), fires SessionEnd and stops the agent's plugins. Later turns get
+// ErrBusy.
 func (c *Conversation) Close() {
 	c.mu.Lock()
 	if c.closed {
@@ -163,7 +245,7 @@ func (c *Conversation) Close() {
 	if running != nil {
 		<-running
 	}
-	c.Parts.Close()
+	c.parts.Close()
 }
 
 // Relay is an observer whose target can be set after the loop is built.
@@ -206,8 +288,8 @@ var ErrNoReload = errors.New("this conversation cannot be reloaded")
 
 // ReloadAgent reloads the agent (Parts.Reload).
 func (c *Conversation) ReloadAgent(ctx context.Context) (*agent.Reloaded, error) {
-	if c.Reload == nil {
+	if c.parts.Reload == nil {
 		return nil, ErrNoReload
 	}
-	return c.Reload(ctx)
+	return c.parts.Reload(ctx)
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/toolset"
@@ -101,42 +100,5 @@ func TestTurnBusyCancelClose(t *testing.T) {
 	defer mu.Unlock()
 	if len(seen) != 1 || seen[0] != "cancelled" {
 		t.Fatalf("turn events %v", seen)
-	}
-}
-
-func TestApprovals(t *testing.T) {
-	var events []loop.ApprovalDecided
-	obs := loop.ObserverFunc(func(e loop.Event) { events = append(events, e.(loop.ApprovalDecided)) })
-	answers := []approval.Answer{approval.ApproveForSession, approval.Reject}
-	asked := 0
-	a := NewApprovals(func(context.Context, approval.Request) (approval.Answer, string, error) {
-		ans := answers[asked]
-		asked++
-		return ans, "no", nil
-	}, obs)
-	ctx := context.Background()
-	run := approval.Request{ToolCallID: "c1", ToolName: "Shell", Action: "run command"}
-	edit := approval.Request{ToolCallID: "c2", ToolName: "WriteFile", Action: "edit file"}
-	steps := []struct {
-		req      approval.Request
-		approved bool
-		answer   string
-	}{
-		{run, true, AnswerUser},    // asked: approve for the session
-		{run, true, AnswerSession}, // remembered
-		{edit, false, AnswerUser},  // asked: reject
-	}
-	for i, st := range steps {
-		d, err := a.Decide(ctx, st.req)
-		if err != nil || d.Approved != st.approved || events[i].Answer != st.answer {
-			t.Fatalf("step %d: %+v %v, event %+v", i, d, err, events[i])
-		}
-	}
-	if asked != 2 || !events[0].ForSession || events[2].Feedback != "no" {
-		t.Fatalf("asked %d times, events %+v", asked, events)
-	}
-	a.SetYolo(true)
-	if d, _ := a.Decide(ctx, edit); !d.Approved || events[3].Answer != AnswerYolo || asked != 2 {
-		t.Fatalf("yolo: %+v %+v", d, events[3])
 	}
 }

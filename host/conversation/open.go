@@ -1,0 +1,485 @@
+package conversation
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kosong-host/kosong-host/host/agent"
+	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/capability"
+	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/prompt"
+	"github.com/kosong-host/kosong-host/host/session"
+	"github.com/kosong-host/kosong-host/host/spec"
+	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/registry"
+)
+
+// Config is what a conversation is made from: what the command line and
+// the front end say.
+type Config struct {
+	// AgentPath is the agent spec file; AgentSource says how it was found
+	// (shown by front ends, recorded in the session's metadata).
+	AgentPath   string
+	AgentSource agent.Source
+	// Provider chooses the model (--provider, --model, --base-url,
+	// --script, --stream-idle-timeout, Getenv). Open fills in WorkDir and
+	// ConfigPath, and the agent's model alias as ModelAlias when none of
+	// Provider, Model and Script is given.
+	Provider registry.Options
+	// MaxContextSize overrides the model alias's context window (0: the
+	// alias's; unknown: never compact).
+	MaxContextSize int64
+	// MaxStepsPerTurn bounds a turn (0: loop.DefaultMaxStepsPerTurn).
+	MaxStepsPerTurn int
+	// Approval is the approval mode; Yolo switches yolo on at the start of
+	// a ModeAsk flow (the front end may switch it off again).
+	Approval approval.Mode
+	Yolo     bool
+	// ConfigPath is the configuration file (--config; "" the default
+	// path): providers, model aliases, hooks and permission rules.
+	ConfigPath string
+	// WorkDir is the session's folder (absolute).
+	WorkDir string
+	// Resume is the id of a session to continue (session.Last: the
+	// newest of WorkDir); "" starts a new one.
+	Resume string
+	// SessionRoot overrides the folder of the sessions (session.Options).
+	SessionRoot string
+	// MCPServers are MCP servers the front end adds beside the agent's.
+	MCPServers []spec.MCPServer
+	// Ask asks the front end's user to approve an action (ModeAsk);
+	// Questions answers tools' questions (nil: nobody can, and the tools
+	// that ask are skipped); Observer receives the events from the start
+	// (SetObserver changes it).
+	Ask       approval.Asker
+	Questions approval.UserInput
+	Observer  loop.Observer
+	// WatchAgent reloads the agent when its files change, checked before
+	// every step.
+	WatchAgent bool
+	// DeferStart leaves the SessionStart hooks to Start (the terminal
+	// fires them after its banner); else Open fires them.
+	DeferStart bool
+	// Load holds the agent load options only the command knows: plugin
+	// dirs, the built-in plugins, the launcher, the logger, start timeouts,
+	// MCP config files, the sandbox executable, DefaultAgentPath, LockFile
+	// (default: the one of AgentPath). Open sets the rest (WorkDir,
+	// SessionID, StateDir, Decider, Questions, Model, OnProgress).
+	Load agent.Options
+}
+
+// For is c for a front end's request: its folder, session, askers and
+// MCP servers.
+func (c Config) For(req Request) Config {
+	c.WorkDir, c.Resume, c.Ask, c.Questions = req.WorkDir, req.Resume, req.Ask, req.Questions
+	c.Yolo = c.Yolo || req.Yolo
+	c.MCPServers = append(slices.Clone(c.MCPServers), req.MCPServers...)
+	return c
+}
+
+// assembly is what Open built, kept for what changes later: /clear,
+// /model, reloads, subagents.
+type assembly struct {
+	cfg    Config
+	spec   *spec.Spec
+	agent  *agent.Agent
+	system string
+	guard  *sessionGuard
+	opts   agent.Options
+	events *Relay
+	source string // SessionStart's: startup or resume
+
+	mu          sync.Mutex
+	provider    providers.ChatProvider
+	contextSize int64
+
+	startOnce sync.Once
+	end       func()
+}
+
+// loadSpec loads the agent spec at path.
+func loadSpec(path string, load agent.Options) (*spec.Spec, error) {
+	return spec.Load(path, spec.LoadOptions{DefaultAgentPath: load.DefaultAgentPath})
+}
+
+// providerOptions is how cfg chooses the model for spec s.
+func providerOptions(cfg Config, s *spec.Spec) registry.Options {
+	opts := cfg.Provider
+	opts.WorkDir, opts.ConfigPath = cfg.WorkDir, cfg.ConfigPath
+	if opts.Provider == "" && opts.Model == "" && opts.Script == "" {
+		opts.ModelAlias = s.Model
+	}
+	return opts
+}
+
+// renderPrompt renders the system prompt of s for the work dir.
+func renderPrompt(s *spec.Spec, cfg Config) (string, error) {
+	return prompt.Render(s.SystemPromptPath, s.SystemPromptArgs, prompt.Options{WorkDir: cfg.WorkDir, Getenv: cfg.Load.Getenv})
+}
+
+// withMCP is s with the front end's MCP servers added.
+func withMCP(s *spec.Spec, servers []spec.MCPServer) *spec.Spec {
+	if len(servers) == 0 {
+		return s
+	}
+	cp := *s
+	cp.MCPServers = append(slices.Clone(s.MCPServers), servers...)
+	return &cp
+}
+
+// Open is the one assembly of a conversation: the agent spec, the provider
+// and model, the system prompt, the session (new or resumed, with its
+// metadata), the hooks and permission rules, the approval flow, the
+// agent's plugins and MCP servers, the subagents (the Agent tool) and the
+// run loop. Every error is the user's configuration's but for a ctx that
+// ended while plugins started.
+func Open(ctx context.Context, cfg Config) (*Conversation, error) {
+	if cfg.MaxStepsPerTurn == 0 {
+		cfg.MaxStepsPerTurn = loop.DefaultMaxStepsPerTurn
+	}
+	if cfg.Load.LockFile == "" && cfg.AgentPath != "" {
+		cfg.Load.LockFile = agent.LockFileFor(cfg.AgentPath)
+	}
+	s, err := loadSpec(cfg.AgentPath, cfg.Load)
+	if err != nil {
+		return nil, err
+	}
+	s = withMCP(s, cfg.MCPServers)
+	guards, err := readGuardConfig(s, cfg.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := registry.Select(providerOptions(cfg, s))
+	if err != nil {
+		return nil, err
+	}
+	contextSize := int64(sel.MaxContextSize)
+	if cfg.MaxContextSize > 0 {
+		contextSize = cfg.MaxContextSize
+	}
+	system, err := renderPrompt(s, cfg)
+	if err != nil {
+		return nil, err
+	}
+	sess, history, err := openSession(cfg, s)
+	if err != nil {
+		return nil, err
+	}
+	events := &Relay{}
+	events.Set(cfg.Observer)
+	guard, err := guards.openGuard(cfg.ConfigPath, cfg.WorkDir, sess.ID, events)
+	if err != nil {
+		return nil, err
+	}
+	flow := approval.NewFlow(cfg.Approval, cfg.Ask, reportTo(events))
+	flow.SetYolo(cfg.Yolo)
+
+	opts := cfg.Load
+	opts.WorkDir, opts.SessionID, opts.StateDir = cfg.WorkDir, sess.ID, sess.Dir
+	opts.Decider = guard.decider(flow)
+	opts.Questions = cfg.Questions
+	opts.Model = &capability.Model{Provider: sel.Provider.Name(), Name: sel.Provider.Model(), Alias: sel.Alias,
+		Capabilities: sel.Capabilities, CapabilitiesKnown: sel.CapabilitiesDeclared, MaxContextSize: contextSize}
+	opts.OnProgress = func(p toolset.Progress) {
+		events.Observe(loop.ToolProgress{ToolCallID: p.ToolCallID, ToolName: p.Tool, Progress: p.Progress,
+			Total: p.Total, Message: p.Message})
+	}
+	a, err := agent.LoadSpec(ctx, s, opts)
+	if err != nil {
+		return nil, err
+	}
+	a.Source = cfg.AgentSource
+	asm := &assembly{cfg: cfg, spec: s, agent: a, system: system, guard: guard, opts: opts, events: events,
+		provider: sel.Provider, contextSize: contextSize, source: "startup"}
+	if cfg.Resume != "" {
+		asm.source = "resume"
+	}
+	if err := guard.attach(a, s, asm.runSubagent); err != nil {
+		a.Close()
+		return nil, err
+	}
+	l, err := asm.newLoop(sel.Provider, history, contextSize)
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	var conv *Conversation
+	reload := func(ctx context.Context) (*agent.Reloaded, error) {
+		res, err := a.Reload(ctx, guard.reload)
+		events.Observe(reloadEvent(res, err))
+		if err == nil && !conv.Running() {
+			a.ApplyPending() // no step runs: take effect now
+		}
+		return res, err
+	}
+	if cfg.WatchAgent {
+		a.WatchFiles(guard.reload, func(res *agent.Reloaded, err error) { events.Observe(reloadEvent(res, err)) })
+	}
+	conv = New(Parts{Session: sess, Loop: l, Toolset: a.Toolset, Approvals: flow, Events: events, AgentName: s.Name,
+		Reload: reload, Close: func() {
+			if asm.end != nil {
+				asm.end()
+			}
+			a.Close()
+		}, Clear: asm.clear, SetModel: asm.setModel})
+	conv.asm = asm
+	if !cfg.DeferStart {
+		conv.Start(ctx)
+	}
+	return conv, nil
+}
+
+// newLoop is the run loop of the conversation with provider p.
+func (asm *assembly) newLoop(p providers.ChatProvider, history []providers.Message, size int64) (*loop.Loop, error) {
+	return loop.New(asm.guard.loopConfig(loop.Config{Provider: p, Toolset: asm.agent.Toolset, System: asm.system,
+		History: history, MaxStepsPerTurn: asm.cfg.MaxStepsPerTurn, Observer: asm.events, MaxContextSize: size}, asm.agent))
+}
+
+// openSession starts a new session of the work dir, or reopens one: Resume
+// session.Last is the newest of the work dir. The session's metadata
+// records the work dir and agent (rewritten for a session that has none).
+func openSession(cfg Config, s *spec.Spec) (*session.Session, []providers.Message, error) {
+	opts := session.Options{Root: cfg.SessionRoot}
+	id := cfg.Resume
+	if id == session.Last {
+		latest, err := session.Latest(opts, cfg.WorkDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		id = latest.ID
+	}
+	meta := session.Meta{WorkDir: cfg.WorkDir, Agent: s.Name, AgentFile: cfg.AgentSource.String(), Created: time.Now()}
+	if id == "" {
+		sess, err := session.New(opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		return sess, nil, sess.WriteMeta(meta)
+	}
+	sess, history, err := session.Open(opts, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if old, err := session.ReadMeta(sess.Dir); err == nil && old.WorkDir == "" {
+		_ = sess.WriteMeta(meta) // a session from before the metadata file
+	}
+	return sess, history, nil
+}
+
+// Start fires the SessionStart hooks (source "startup", or "resume"), once;
+// Open does unless Config.DeferStart. Close fires SessionEnd.
+func (c *Conversation) Start(ctx context.Context) {
+	asm := c.asm
+	if asm == nil {
+		return
+	}
+	asm.startOnce.Do(func() { asm.end = asm.guard.start(ctx, asm.source) })
+}
+
+// Agent is the loaded agent (nil for a conversation made by New).
+func (c *Conversation) Agent() *agent.Agent {
+	if c.asm == nil {
+		return nil
+	}
+	return c.asm.agent
+}
+
+// WorkDir is the session's folder.
+func (c *Conversation) WorkDir() string {
+	if c.asm == nil {
+		return ""
+	}
+	return c.asm.cfg.WorkDir
+}
+
+// Provider is the model provider of the next turn.
+func (c *Conversation) Provider() providers.ChatProvider {
+	if c.asm == nil {
+		return nil
+	}
+	c.asm.mu.Lock()
+	defer c.asm.mu.Unlock()
+	return c.asm.provider
+}
+
+// MaxContextSize is the context window of the model in use (0: unknown).
+func (c *Conversation) MaxContextSize() int64 {
+	if c.asm == nil {
+		return 0
+	}
+	c.asm.mu.Lock()
+	defer c.asm.mu.Unlock()
+	return c.asm.contextSize
+}
+
+// ErrCannotChange: the conversation was built without Parts.Clear or
+// Parts.SetModel.
+var ErrCannotChange = errors.New("this conversation cannot change its session or model")
+
+// Clear starts a new session of the work dir with an empty history; the
+// old session stays on disk. It returns ErrBusy while a turn runs.
+func (c *Conversation) Clear(ctx context.Context) error {
+	if c.parts.Clear == nil {
+		return ErrCannotChange
+	}
+	_, end, err := c.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer end()
+	sess, l, err := c.parts.Clear()
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.sess, c.l = sess, l
+	c.mu.Unlock()
+	return nil
+}
+
+// SetModel switches to the model alias (or model name) of the
+// configuration file; the history carries on with it. It returns ErrBusy
+// while a turn runs.
+func (c *Conversation) SetModel(ctx context.Context, alias string) error {
+	if c.parts.SetModel == nil {
+		return ErrCannotChange
+	}
+	if strings.TrimSpace(alias) == "" {
+		return errors.New("no model alias given")
+	}
+	_, end, err := c.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer end()
+	l, err := c.parts.SetModel(alias, c.History())
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.l = l
+	c.mu.Unlock()
+	return nil
+}
+
+// clear is Parts.Clear of an opened conversation.
+func (asm *assembly) clear() (*session.Session, *loop.Loop, error) {
+	cfg := asm.cfg
+	cfg.Resume = ""
+	sess, _, err := openSession(cfg, asm.spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	asm.mu.Lock()
+	p, size := asm.provider, asm.contextSize
+	asm.mu.Unlock()
+	l, err := asm.newLoop(p, nil, size)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sess, l, nil
+}
+
+// setModel is Parts.SetModel of an opened conversation.
+func (asm *assembly) setModel(alias string, history []providers.Message) (*loop.Loop, error) {
+	cfg := asm.cfg
+	cfg.Provider = registry.Options{Model: alias, BaseURL: cfg.Provider.BaseURL, Getenv: cfg.Provider.Getenv,
+		StreamIdleTimeout: cfg.Provider.StreamIdleTimeout}
+	sel, err := registry.Select(providerOptions(cfg, asm.spec))
+	if err != nil {
+		return nil, err
+	}
+	size := int64(sel.MaxContextSize)
+	if cfg.MaxContextSize > 0 {
+		size = cfg.MaxContextSize
+	}
+	l, err := asm.newLoop(sel.Provider, history, size)
+	if err != nil {
+		return nil, err
+	}
+	asm.mu.Lock()
+	asm.provider, asm.contextSize = sel.Provider, size
+	asm.mu.Unlock()
+	return l, nil
+}
+
+// runSubagent runs subagent name of the conversation's spec on a task:
+// the subagent is opened through the same assembly with its own spec,
+// sharing the parent's provider, gate and approvals, its plugins' state
+// in StateDir/subagents/NAME, with no Agent tool of its own and no
+// session; it runs one turn and returns its last answer.
+func (asm *assembly) runSubagent(ctx context.Context, name, task string) (string, error) {
+	sub, ok := asm.spec.Subagents[name]
+	if !ok {
+		return "", errors.New("no subagent " + `"` + name + `"`)
+	}
+	conv, err := asm.openSubagent(ctx, name, sub.Path)
+	if err != nil {
+		return "", err
+	}
+	defer conv.Close()
+	_, turnErr := conv.Turn(ctx, task)
+	return lastAnswer(conv.History()), turnErr
+}
+
+// openSubagent is Open for a subagent of asm.
+func (asm *assembly) openSubagent(ctx context.Context, name, path string) (*Conversation, error) {
+	s, err := loadSpec(path, asm.cfg.Load)
+	if err != nil {
+		return nil, err
+	}
+	system, err := renderPrompt(s, asm.cfg)
+	if err != nil {
+		return nil, err
+	}
+	opts := asm.opts
+	opts.StateDir = filepath.Join(asm.opts.StateDir, "subagents", name)
+	a, err := agent.LoadSpec(ctx, s, opts)
+	if err != nil {
+		return nil, err
+	}
+	a.Toolset.SetGuard(asm.guard.gate)
+	asm.mu.Lock()
+	p, size := asm.provider, asm.contextSize
+	asm.mu.Unlock()
+	l, err := loop.New(loop.Config{Provider: p, Toolset: a.Toolset, System: system,
+		MaxStepsPerTurn: asm.cfg.MaxStepsPerTurn, MaxContextSize: size})
+	if err != nil {
+		a.Close()
+		return nil, err
+	}
+	return New(Parts{Loop: l, Toolset: a.Toolset, AgentName: s.Name, Close: a.Close}), nil
+}
+
+// lastAnswer is the text of the last assistant message.
+func lastAnswer(history []providers.Message) string {
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].Role == providers.RoleAssistant {
+			if t := strings.TrimSpace(history[i].Text()); t != "" {
+				return t
+			}
+		}
+	}
+	return ""
+}
+
+// reportTo reports the approval flow's decisions to obs as
+// loop.ApprovalDecided events.
+func reportTo(obs loop.Observer) func(approval.Decided) {
+	return func(d approval.Decided) {
+		obs.Observe(loop.ApprovalDecided{ToolCallID: d.Request.ToolCallID, ToolName: d.Request.ToolName,
+			Action: d.Request.Action, Description: d.Request.Description, Approved: d.Decision.Approved,
+			Feedback: d.Decision.Feedback, Answer: d.Answer, ForSession: d.ForSession, Waited: d.Waited})
+	}
+}
+
+// ReportTo is the report function of an approval flow whose decisions go
+// to obs as loop.ApprovalDecided events (front ends' tests).
+func ReportTo(obs loop.Observer) func(approval.Decided) { return reportTo(obs) }
