@@ -95,26 +95,38 @@ func TestDecideMode(t *testing.T) {
 	}
 }
 
-// runInProcess runs `kosong-host ARGS` in dir with an agent that has no
-// tools (so no plugin binary is needed) and returns the exit code, stdout
-// and stderr.
+// runInProcess runs `kosong-host run ARGS` in dir with an agent that has
+// no tools (so no plugin binary is needed) and returns the exit code,
+// stdout and stderr.
 func runInProcess(t *testing.T, files map[string]string, stdin string, args ...string) (int, string, string) {
 	t.Helper()
-	dir := t.TempDir()
 	files["agent.yaml"] = "version: 1\nagent:\n  name: bare\n  system_prompt_path: ./s.md\n  system_prompt_args: {WHO: tester}\n  tools: []\n"
 	files["s.md"] = "You help ${WHO} in ${KOSONG_WORK_DIR}."
+	return runRoot(t, files, stdin, append([]string{"--agent", "agent.yaml", "run"}, args...)...)
+}
+
+// runRoot runs `kosong-host ARGS` in a folder holding files.
+func runRoot(t *testing.T, files map[string]string, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	dir := t.TempDir()
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return runRootIn(t, dir, stdin, args...)
+}
+
+// runRootIn runs `kosong-host ARGS` in dir.
+func runRootIn(t *testing.T, dir, stdin string, args ...string) (int, string, string) {
+	t.Helper()
 	t.Chdir(dir)
 	t.Setenv("XDG_STATE_HOME", filepath.Join(dir, "state"))
 	t.Setenv("KIMI_API_KEY", "")
 	t.Setenv("OPENAI_API_KEY", "")
 	root := newRootCmd()
 	var out, errb bytes.Buffer
-	root.SetArgs(append([]string{"--agent", "agent.yaml", "run"}, args...))
+	root.SetArgs(args)
 	root.SetIn(strings.NewReader(stdin))
 	root.SetOut(&out)
 	root.SetErr(&errb)

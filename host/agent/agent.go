@@ -1,7 +1,7 @@
 // Package agent loads an agent: it reads the spec and merges the tools of
 // its sources into one toolset: plugin binaries (host/plugin) and MCP
-// servers (host/mcpclient), started in parallel. (Subagents are added by
-// the run command, host/subagent.)
+// servers (host/mcpclient), started in parallel. (The Agent tool of
+// subagents is added by host/conversation.)
 package agent
 
 import (
