@@ -88,7 +88,7 @@ func TestServeKillsTrackedGroupsOnReturn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	remote := raw.(*pluginrpc.Remote)
+	remote := raw.(*pluginrpc.Client)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := remote.Load(ctx, pluginrpc.LoadRequest{}); err != nil {
