@@ -163,7 +163,7 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		SkipHostEnv:      true,
 		StartTimeout:     cfg.StartTimeout,
-		Logger:           cfg.Logger.Named(cfg.Name),
+		Logger:           exitsAtDebug{cfg.Logger.Named(cfg.Name)},
 		GRPCDialOptions:  pluginrpc.DialOptions(),
 	}
 	// The plugin's own stderr carries its hclog lines; what its tools print
@@ -198,6 +198,11 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 		// go-plugin has already killed the process; what it started may
 		// remain. (Its Kill would only warn that the plugin "failed to exit
 		// gracefully".)
+		if exitedBeforeHandshake(err) {
+			// go-plugin says so once stdout ends; its stderr may not have
+			// been read to the end yet, and the reason is there.
+			waitExited(client)
+		}
 		exited := client.Exited()
 		p.once.Do(func() {
 			if cmd.Process != nil {
@@ -238,7 +243,43 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	return p, nil
 }
 
-// startFailure explains a failed handshake in one line.
+// exitsAtDebug is go-plugin's logger, with its line for a plugin process
+// that exited with an error status at debug level: the host says itself,
+// in one line with the plugin's reason, why a plugin failed to start or
+// stopped.
+type exitsAtDebug struct{ hclog.Logger }
+
+func (l exitsAtDebug) Error(msg string, args ...any) {
+	if msg == "plugin process exited" {
+		l.Logger.Debug(msg, args...)
+		return
+	}
+	l.Logger.Error(msg, args...)
+}
+
+// exitedBeforeHandshake reports whether go-plugin's start error says the
+// plugin exited without printing the handshake.
+func exitedBeforeHandshake(err error) bool {
+	lower := strings.ToLower(err.Error())
+	return strings.Contains(lower, "exited before we could connect") ||
+		strings.Contains(lower, "failed to read any lines from plugin's stdout")
+}
+
+// waitExited waits, at most exitWait, for go-plugin to record the exit of
+// a plugin process that is ending, which it does once the process's stderr
+// has been read to the end.
+func waitExited(client *goplugin.Client) {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for deadline := time.Now().Add(exitWait); !client.Exited() && time.Now().Before(deadline); {
+		<-t.C
+	}
+}
+
+// startFailure explains a failed handshake in one line. A program that
+// exits before the handshake is a kosong plugin that failed when its
+// stderr has the failure line of pluginrpc.FailureLine (pluginsdk.Serve
+// writes it), whose reason is quoted; else it is not a kosong plugin.
 func startFailure(cfg Config, err error, st *proc.Tail, exited bool) string {
 	msg := strings.TrimSpace(err.Error())
 	lower := strings.ToLower(msg)
@@ -247,8 +288,10 @@ func startFailure(cfg Config, err error, st *proc.Tail, exited bool) string {
 		return fmt.Sprintf("protocol version mismatch: %s", msg)
 	case strings.Contains(lower, "timeout while waiting for plugin to start"):
 		return fmt.Sprintf("%s did not complete the plugin handshake within %s", cfg.Path, cfg.StartTimeout)
-	case strings.Contains(lower, "exited before we could connect"),
-		strings.Contains(lower, "failed to read any lines from plugin's stdout"):
+	case exitedBeforeHandshake(err):
+		if failure, ok := pluginrpc.FindFailure(st.String()); ok {
+			return fmt.Sprintf("%s is a kosong plugin that %s", cfg.Path, failure)
+		}
 		return fmt.Sprintf("%s is not a kosong plugin: it exited before the plugin handshake%s", cfg.Path, st.Suffix())
 	case strings.Contains(lower, "unrecognized remote plugin message"):
 		first, _, _ := strings.Cut(strings.TrimPrefix(msg, "Unrecognized remote plugin message: "), "\n")
