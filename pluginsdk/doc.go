@@ -17,10 +17,15 @@
 //		err := pluginsdk.Serve(pluginsdk.NewTool[EchoParams]("Echo", "Echo the text back.",
 //			func() (Echo, error) { return Echo{}, nil }))
 //		if err != nil {
-//			fmt.Fprintln(os.Stderr, err)
+//			fmt.Fprintln(os.Stderr, err) // run by hand rather than by kosong-host
 //			os.Exit(1)
 //		}
 //	}
+//
+// Started by kosong-host, a binary whose tools are declared wrongly (see
+// Definition.Err) does not return from Serve: Serve writes the reason on
+// stderr, in a line the host quotes ("PATH is a kosong plugin that failed
+// to declare its tools: REASON"), and exits with status 1.
 //
 // # Parameters
 //
@@ -59,12 +64,34 @@
 //
 // # Capabilities
 //
-// A tool's constructor takes the host capabilities it needs as parameters
-// (Approval, Environment, Session, Config, Progress, UserInput, Model), and an hclog.Logger if
-// it logs; the SDK reads their types, reports them to the host, and passes
-// typed clients in at load time. A constructor that returns SkipThisTool
-// leaves the tool out without an error. During a call, Logger(ctx) is the
-// call's logger and ToolCallID(ctx) its id.
+// A tool's constructor takes the host capabilities it needs as parameters,
+// and an hclog.Logger if it logs; the SDK reads their types, reports them
+// to the host, and passes typed clients in at load time. There are seven:
+//
+//   - Approval: ask the user to approve an action of the running call.
+//   - Environment: the host's OS, the user's shell, the work dir, the clock.
+//   - Session: the session's id, work dir and this plugin's state dir.
+//   - Config: the tool's config block from agent.yaml.
+//   - Progress: report how far the running call has got (it also restarts
+//     the call's timeout).
+//   - UserInput: ask the user multiple-choice questions; offered only where
+//     someone can answer, a tool needing it is skipped elsewhere.
+//   - Model: the session's model and what it can do.
+//
+// A constructor that returns SkipThisTool (or Skip) leaves the tool out
+// without an error. During a call, Logger(ctx) is the call's logger and
+// ToolCallID(ctx) its id.
+//
+// # Cancellation
+//
+// A call's ctx ends when the user interrupts it or it times out (the
+// timeout restarts with each progress report). Return promptly then: a
+// handler still running past the grace period after its ctx ended (5
+// seconds by default; the host passes its own in KOSONG_PLUGIN_CANCEL_GRACE)
+// takes its plugin process down, with the process groups it tracks
+// (TrackProcessGroup) and every other call in flight, so that the host
+// restarts a plugin known to be sane for the next call. A handler that
+// panics fails only its own call.
 //
 // Package plugintest tests tools in plain `go test`. The wire glue lives in
 // package pluginrpc, which authors never need.

@@ -14,10 +14,24 @@ import (
 // process groups registered with TrackProcessGroup. Logs go to stderr as
 // hclog JSON, which the host re-logs (see Logger).
 //
-// It returns an error at once when a tool is declared wrongly (see
-// Definition.Err) or when the binary was not started by kosong-host. Run by
-// hand with --describe, the binary prints its tools as JSON and Serve
-// returns nil.
+// Started by a host (the handshake cookie KOSONG_PLUGIN_MAGIC_COOKIE is
+// set), a plugin that cannot serve does not return: Serve writes why on
+// stderr, in one line the host recognises and quotes, and exits with
+// status 1. A tool declared wrongly (see Definition.Err: an old-style
+// `jsonschema:"description=..."` tag, a constructor of the wrong shape)
+// gives
+//
+//	kosong-plugin: failed to declare its tools: tool Echo: ...
+//
+// and the host reports "PATH is a kosong plugin that failed to declare its
+// tools: tool Echo: ..."; any other failure (the TLS material, the
+// arguments) says "failed to start". So calling Serve as a statement,
+// ignoring its result, is enough for a plugin.
+//
+// Otherwise Serve returns its errors: the declaration errors, and
+// ErrNotLaunched (pluginrpc.ErrNotLaunched) when the binary was run by
+// hand rather than by kosong-host. Run by hand with --describe, the binary
+// prints its tools as JSON and Serve returns nil.
 //
 // Given --listen ADDR --ca FILE --cert FILE --key FILE (or
 // KOSONG_PLUGIN_LISTEN, KOSONG_PLUGIN_CA, KOSONG_PLUGIN_CERT,
@@ -26,32 +40,49 @@ import (
 //
 //	func main() {
 //		if err := pluginsdk.Serve(tools...); err != nil {
-//			fmt.Fprintln(os.Stderr, err)
+//			fmt.Fprintln(os.Stderr, err) // run by hand: say so
 //			os.Exit(1)
 //		}
 //	}
 func Serve(defs ...Definition) error {
+	what, err := serve(defs)
+	if err != nil && launchedByHost() {
+		fmt.Fprintln(os.Stderr, pluginrpc.FailureLine(what, err))
+		os.Exit(1)
+	}
+	return err
+}
+
+// launchedByHost reports whether a kosong host started this process: the
+// go-plugin handshake cookie is set.
+func launchedByHost() bool {
+	return os.Getenv(pluginrpc.Handshake.MagicCookieKey) == pluginrpc.Handshake.MagicCookieValue
+}
+
+// serve is Serve without the exit; what says what failed
+// (pluginrpc.FailedToDeclare or FailedToStart).
+func serve(defs []Definition) (what string, err error) {
 	if err := checkDefinitions(defs); err != nil {
-		return err
+		return pluginrpc.FailedToDeclare, err
 	}
 	if len(os.Args) > 1 && os.Args[1] == "--describe" {
 		order, byName := index(defs)
 		b, err := pluginrpc.MarshalDescription(describe(order, byName))
 		if err != nil {
-			return err
+			return pluginrpc.FailedToStart, err
 		}
 		_, err = os.Stdout.Write(append(b, '\n'))
-		return err
+		return pluginrpc.FailedToStart, err
 	}
 	if n, ok, err := NetworkFromArgs(networkArgs(os.Args[1:]), os.Getenv); err != nil || ok {
 		if err != nil {
-			return err
+			return pluginrpc.FailedToStart, err
 		}
-		return ServeNetwork(n, defs...)
+		return pluginrpc.FailedToStart, ServeNetwork(n, defs...)
 	}
 	logger := pluginrpc.NewLogger()
 	defer killTrackedGroups()
-	return pluginrpc.Serve(pluginrpc.ServeConfig{Impl: newServer(defs, logger), Logger: logger,
+	return pluginrpc.FailedToStart, pluginrpc.Serve(pluginrpc.ServeConfig{Impl: newServer(defs, logger), Logger: logger,
 		Overrun: exitWithGroups, Starting: watchParent})
 }
 

@@ -24,7 +24,17 @@ import (
 // servePluginEnv makes the test binary a plugin serving spawnTool.
 const servePluginEnv = "PLUGINSDK_TEST_SERVE_DIR"
 
+// badPluginEnv makes the test binary a plugin whose tool is declared
+// wrongly, calling Serve as a statement.
+const badPluginEnv = "PLUGINSDK_TEST_BAD_DECLARATION"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(badPluginEnv) != "" {
+		pluginsdk.Serve(pluginsdk.NewTool[oldStyle]("Old", "Old.", func() (pluginsdk.HandlerFunc[oldStyle], error) {
+			return func(context.Context, oldStyle) pluginsdk.Result { return pluginsdk.Ok("") }, nil
+		}))
+		os.Exit(0) // Serve returned: the test sees a success it must not
+	}
 	if dir := os.Getenv(servePluginEnv); dir != "" {
 		err := pluginsdk.Serve(spawnTool())
 		// Serve returned: record it, for the test to check it was a normal return.
@@ -38,6 +48,12 @@ func TestMain(m *testing.M) {
 }
 
 type empty struct{}
+
+// oldStyle has the description tag of an earlier SDK (and other
+// generators), which the SDK refuses.
+type oldStyle struct {
+	Text string `json:"text" jsonschema:"description=The text."`
+}
 
 // spawnTool starts `sleep` in a process group of its own, tracks the group
 // and answers with its pid.
@@ -88,7 +104,7 @@ func TestServeKillsTrackedGroupsOnReturn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	remote := raw.(*pluginrpc.Remote)
+	remote := raw.(*pluginrpc.Client)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := remote.Load(ctx, pluginrpc.LoadRequest{}); err != nil {
@@ -121,8 +137,48 @@ func TestServeKillsTrackedGroupsOnReturn(t *testing.T) {
 	}
 }
 
+// TestServeFailsAloudUnderAHost: a plugin started by a host whose tools
+// are declared wrongly says why on stderr, in the line the host quotes,
+// and exits 1, although its main ignores what Serve returns.
+func TestServeFailsAloudUnderAHost(t *testing.T) {
+	tests := []struct {
+		name   string
+		cookie string
+		code   int
+		stderr string
+	}{
+		{"started by a host", pluginrpc.Handshake.MagicCookieValue, 1,
+			"kosong-plugin: failed to declare its tools: tool Old: "},
+		{"run by hand", "", 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), badPluginEnv+"=1", pluginrpc.Handshake.MagicCookieKey+"="+tt.cookie)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			code := 0
+			var exitErr *exec.ExitError
+			if errors.As(err, &exitErr) {
+				code = exitErr.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			got := strings.TrimSpace(stderr.String())
+			if code != tt.code || !strings.HasPrefix(got, tt.stderr) || (tt.stderr == "") != (got == "") {
+				t.Fatalf("exit %d, stderr %q; want exit %d and %q", code, got, tt.code, tt.stderr)
+			}
+			if tt.stderr != "" && (strings.Contains(got, "\n") || !strings.Contains(got, "description=")) {
+				t.Fatalf("stderr %q is not the one line naming the tag", got)
+			}
+		})
+	}
+}
+
 func TestServeErrors(t *testing.T) {
 	t.Run("declaration error", func(t *testing.T) {
+		t.Setenv(pluginrpc.Handshake.MagicCookieKey, "")
 		err := pluginsdk.Serve(pluginsdk.NewTool[empty]("Bad", "Bad.", 42))
 		if err == nil || !strings.Contains(err.Error(), "tool Bad: constructor must be a function, got int") {
 			t.Fatalf("err = %v", err)

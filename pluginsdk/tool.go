@@ -160,10 +160,17 @@ func LoadDescription(fsys fs.FS, name string, data any) (string, error) {
 // tags of the package documentation add keywords) and the arguments decode
 // into it with defaults applied, in nested objects too; a tag that cannot be
 // read is a declaration error. constructor is a function whose parameters are
-// capability interfaces (Approval, Environment, Session, Config, Progress)
-// or an hclog.Logger, and which returns a Handler[P], optionally with an
-// error. A constructor of another shape makes the Definition's Err say so,
-// with the shape expected.
+// capability interfaces, any of the seven the host offers (Approval,
+// Environment, Session, Config, Progress, UserInput, Model), or an
+// hclog.Logger, and which returns a Handler[P], optionally with an error
+// (SkipThisTool, or Skip, to leave the tool out). A constructor of another
+// shape makes the Definition's Err say so, with the shape expected.
+//
+// The handler's ctx ends when the call is cancelled or times out. A
+// handler must return soon after: one still running past the grace period
+// (5 seconds, or KOSONG_PLUGIN_CANCEL_GRACE as the host sets it) takes its
+// plugin process down, and with it every call in flight; the host restarts
+// the plugin for the next call.
 func NewTool[P any](name, description string, constructor any, opts ...Option) Definition {
 	d := Definition{name: name, description: description}
 	schema, err := schemaFor[P]()

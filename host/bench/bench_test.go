@@ -61,8 +61,9 @@ func echoAgent(b *testing.B) (string, string) {
 }
 
 // BenchmarkEchoRoundTrip: Handle -> Echo plugin -> result, 10,000 sequential
-// calls, beside the same Echo in-process, a direct gRPC call through the
-// same go-plugin connection (no host work), and bare gRPC over a unix socket.
+// calls, beside the same Echo in-process, a direct call through the
+// plugin's wire client on the same go-plugin connection (the Calls stream,
+// no host work), and bare gRPC over a unix socket.
 func BenchmarkEchoRoundTrip(b *testing.B) {
 	path, _ := echoAgent(b)
 	ctx := context.Background()
@@ -94,10 +95,10 @@ func BenchmarkEchoRoundTrip(b *testing.B) {
 	// The go-plugin call and the bare gRPC calls are what the 5 % target
 	// compares: they are measured call by call in turn, so that the drift of
 	// a shared machine hits them alike.
-	remote := a.Plugins[0].Current().Remote.Plugin
+	cur := a.Plugins[0].Current()
 	transports := measureInterleaved(
 		func() {
-			if _, err := remote.Call(ctx, &pluginv1.CallRequest{ToolCallId: "c", ToolName: "Echo", Arguments: `{"text":"hello"}`}); err != nil {
+			if _, err := cur.Call(ctx, pluginrpc.CallRequest{ToolCallID: "c", ToolName: "Echo", Arguments: json.RawMessage(`{"text":"hello"}`)}); err != nil {
 				b.Fatal(err)
 			}
 		},

@@ -1,6 +1,8 @@
-// Package capability serves the host capabilities (Approval, Environment,
-// Session, Config, Progress, UserInput, Model) to one plugin, all on one gRPC server brokered over the
-// plugin's go-plugin connection.
+// Package capability is the host side of the capabilities kosong-host
+// offers a plugin (Approval, Environment, Session, Config, Progress,
+// UserInput, Model): Host implements pluginrpc.HostServer for one plugin,
+// which the plugin's pluginrpc.Client serves on one gRPC server, however
+// the plugin is reached.
 package capability
 
 import (
@@ -9,14 +11,11 @@ import (
 	"fmt"
 	"time"
 
-	plugin "github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
-	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
 
 // Offered lists the capabilities this host serves to every plugin; see
@@ -44,7 +43,10 @@ type CallTracker interface {
 	Active(toolCallID string) bool
 }
 
-// Host is the host side of every capability, for one plugin.
+// Host is the host side of every capability, for one plugin. Its methods
+// refuse with gRPC status codes the plugin sees: FailedPrecondition for a
+// request outside a call in progress, Unimplemented for a capability not
+// served here, Aborted when the user could not be asked.
 type Host struct {
 	Plugin  string
 	Decider approval.Decider
@@ -63,83 +65,54 @@ type Host struct {
 	Model *Model
 }
 
-// Serve starts the capability server on the broker and returns its id, to
-// be sent once, in the Load request.
-func (h *Host) Serve(broker *plugin.GRPCBroker) uint32 {
-	id := broker.NextId()
-	go broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
-		s := grpc.NewServer(opts...)
-		h.Register(s)
-		return s
-	})
-	return id
-}
+var _ pluginrpc.HostServer = (*Host)(nil)
 
-type approvalServer struct {
-	pluginv1.UnimplementedApprovalServer
-	h *Host
-}
-
-func (s approvalServer) Request(ctx context.Context, req *pluginv1.ApprovalRequest) (*pluginv1.ApprovalResponse, error) {
-	h := s.h
+// RequestApproval asks the Decider about an action of a call in progress.
+func (h *Host) RequestApproval(ctx context.Context, req pluginrpc.ApprovalRequest) (pluginrpc.Decision, error) {
 	if h.Decider == nil {
-		return nil, status.Error(codes.Unimplemented, "the host offers no approval decider")
+		return pluginrpc.Decision{}, status.Error(codes.Unimplemented, "the host offers no approval decider")
 	}
-	if req.GetToolCallId() == "" || (h.Calls != nil && !h.Calls.Active(req.GetToolCallId())) {
-		return nil, status.Errorf(codes.FailedPrecondition,
-			"approval requested by plugin %s with no tool call in progress (tool call id %q)", h.Plugin, req.GetToolCallId())
+	if req.ToolCallID == "" || (h.Calls != nil && !h.Calls.Active(req.ToolCallID)) {
+		return pluginrpc.Decision{}, status.Errorf(codes.FailedPrecondition,
+			"approval requested by plugin %s with no tool call in progress (tool call id %q)", h.Plugin, req.ToolCallID)
 	}
 	r := approval.Request{
-		ToolCallID: req.GetToolCallId(), ToolName: req.GetToolName(),
-		Action: req.GetAction(), Description: req.GetDescription(),
+		ToolCallID: req.ToolCallID, ToolName: req.ToolName,
+		Action: req.Action, Description: req.Description,
 	}
-	for _, d := range req.GetDisplay() {
-		r.Display = append(r.Display, approval.Display{Kind: d.GetKind(), Data: json.RawMessage(d.GetData())})
+	for _, d := range req.Display {
+		r.Display = append(r.Display, approval.Display{Kind: d.Kind, Data: d.Data})
 	}
 	d, err := h.Decider.Decide(ctx, r)
 	if err != nil {
-		return nil, status.Errorf(codes.Aborted, "approval: %v", err)
+		return pluginrpc.Decision{}, status.Errorf(codes.Aborted, "approval: %v", err)
 	}
-	return &pluginv1.ApprovalResponse{Approved: d.Approved, Feedback: d.Feedback}, nil
+	return pluginrpc.Decision{Approved: d.Approved, Feedback: d.Feedback}, nil
 }
 
-type environmentServer struct {
-	pluginv1.UnimplementedEnvironmentServer
-	h *Host
-}
-
-func (s environmentServer) Get(context.Context, *pluginv1.EnvironmentRequest) (*pluginv1.EnvironmentInfo, error) {
+// GetEnvironment reports Env, with the host's clock.
+func (h *Host) GetEnvironment(context.Context) (pluginrpc.Environment, error) {
 	now := time.Now
-	if s.h.Now != nil {
-		now = s.h.Now
+	if h.Now != nil {
+		now = h.Now
 	}
-	e := s.h.Env
-	return &pluginv1.EnvironmentInfo{Os: e.OS, ShellName: e.ShellName, ShellPath: e.ShellPath,
-		WorkDir: e.WorkDir, NowUnixNano: now().UnixNano()}, nil
+	e := h.Env
+	return pluginrpc.Environment{OS: e.OS, ShellName: e.ShellName, ShellPath: e.ShellPath, WorkDir: e.WorkDir, Now: now()}, nil
 }
 
-type sessionServer struct {
-	pluginv1.UnimplementedSessionServer
-	h *Host
+// GetSession reports Session.
+func (h *Host) GetSession(context.Context) (pluginrpc.Session, error) {
+	return pluginrpc.Session{ID: h.Session.ID, WorkDir: h.Session.WorkDir, StateDir: h.Session.StateDir}, nil
 }
 
-func (s sessionServer) Get(context.Context, *pluginv1.SessionRequest) (*pluginv1.SessionInfo, error) {
-	ss := s.h.Session
-	return &pluginv1.SessionInfo{Id: ss.ID, WorkDir: ss.WorkDir, StateDir: ss.StateDir}, nil
-}
-
-type configServer struct {
-	pluginv1.UnimplementedConfigServer
-	h *Host
-}
-
-func (s configServer) Get(_ context.Context, req *pluginv1.ConfigRequest) (*pluginv1.ConfigResponse, error) {
-	raw, ok := s.h.Configs[req.GetToolName()]
+// GetConfig returns the tool's block of Configs, nil when it has none.
+func (h *Host) GetConfig(_ context.Context, tool string) (json.RawMessage, error) {
+	raw, ok := h.Configs[tool]
 	if !ok {
-		return &pluginv1.ConfigResponse{}, nil
+		return nil, nil
 	}
 	if !json.Valid(raw) {
-		return nil, status.Error(codes.Internal, fmt.Sprintf("config of %s is not valid JSON", req.GetToolName()))
+		return nil, status.Error(codes.Internal, fmt.Sprintf("config of %s is not valid JSON", tool))
 	}
-	return &pluginv1.ConfigResponse{Json: string(raw)}, nil
+	return raw, nil
 }

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kosong-host/kosong-host/host/approval"
-	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
 
 type calls map[string]bool
@@ -36,14 +36,14 @@ func TestApproval(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, err := approvalServer{h: tt.host}.Request(context.Background(), &pluginv1.ApprovalRequest{
-				ToolCallId: tt.id, ToolName: "Shell", Action: "run command", Description: "Run `ls`",
-				Display: []*pluginv1.DisplayBlock{{Kind: "shell", Data: `{"command":"ls"}`}},
+			resp, err := tt.host.RequestApproval(context.Background(), pluginrpc.ApprovalRequest{
+				ToolCallID: tt.id, ToolName: "Shell", Action: "run command", Description: "Run `ls`",
+				Display: []pluginrpc.DisplayBlock{{Kind: "shell", Data: json.RawMessage(`{"command":"ls"}`)}},
 			})
 			if status.Code(err) != tt.code {
 				t.Fatalf("code %v (%v), want %v", status.Code(err), err, tt.code)
 			}
-			if err == nil && (resp.GetApproved() != tt.approve || resp.GetFeedback() != "not today") {
+			if err == nil && (resp.Approved != tt.approve || resp.Feedback != "not today") {
 				t.Fatalf("response %v", resp)
 			}
 		})
@@ -59,13 +59,13 @@ func TestSnapshots(t *testing.T) {
 		Session: Session{ID: "s1", WorkDir: "/w", StateDir: "/state/plugins/x"},
 		Configs: map[string]json.RawMessage{"Search": json.RawMessage(`{"endpoint":"http://x"}`), "Bad": json.RawMessage(`{`)},
 	}
-	env, _ := environmentServer{h: h}.Get(context.Background(), &pluginv1.EnvironmentRequest{})
-	if env.GetShellPath() != "/bin/bash" || env.GetWorkDir() != "/w" || env.GetNowUnixNano() == 0 {
-		t.Fatalf("environment %v", env)
+	env, _ := h.GetEnvironment(context.Background())
+	if env.ShellPath != "/bin/bash" || env.WorkDir != "/w" || env.Now.IsZero() {
+		t.Fatalf("environment %+v", env)
 	}
-	sess, _ := sessionServer{h: h}.Get(context.Background(), &pluginv1.SessionRequest{})
-	if sess.GetId() != "s1" || sess.GetStateDir() != "/state/plugins/x" {
-		t.Fatalf("session %v", sess)
+	sess, _ := h.GetSession(context.Background())
+	if sess.ID != "s1" || sess.StateDir != "/state/plugins/x" {
+		t.Fatalf("session %+v", sess)
 	}
 	tests := []struct {
 		tool, want string
@@ -76,9 +76,9 @@ func TestSnapshots(t *testing.T) {
 		{"Bad", "", codes.Internal},
 	}
 	for _, tt := range tests {
-		resp, err := configServer{h: h}.Get(context.Background(), &pluginv1.ConfigRequest{ToolName: tt.tool})
-		if status.Code(err) != tt.code || resp.GetJson() != tt.want {
-			t.Errorf("config %s: %v %v", tt.tool, resp, err)
+		raw, err := h.GetConfig(context.Background(), tt.tool)
+		if status.Code(err) != tt.code || string(raw) != tt.want {
+			t.Errorf("config %s: %s %v", tt.tool, raw, err)
 		}
 	}
 }

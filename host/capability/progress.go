@@ -8,7 +8,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
-	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
 
 // ProgressReport is a progress report of a running plugin tool call, as the
@@ -55,19 +54,14 @@ func (p *ProgressSinks) deliver(r ProgressReport) bool {
 	return true
 }
 
-type progressServer struct {
-	pluginv1.UnimplementedProgressServer
-	h *Host
-}
-
-func (s progressServer) Report(_ context.Context, req *pluginv1.ProgressReport) (*pluginv1.ProgressAck, error) {
-	if s.h.Progress == nil {
-		return nil, status.Error(codes.Unimplemented, "the host takes no progress reports")
+// ReportProgress hands a report to the sink registered for its call.
+func (h *Host) ReportProgress(_ context.Context, r pluginrpc.ProgressReport) error {
+	if h.Progress == nil {
+		return status.Error(codes.Unimplemented, "the host takes no progress reports")
 	}
-	r := pluginrpc.FromProtoProgress(req)
-	if r.ToolCallID == "" || !s.h.Progress.deliver(r) {
-		return nil, status.Errorf(codes.FailedPrecondition,
-			"progress reported by plugin %s with no tool call in progress (tool call id %q)", s.h.Plugin, r.ToolCallID)
+	if r.ToolCallID == "" || !h.Progress.deliver(r) {
+		return status.Errorf(codes.FailedPrecondition,
+			"progress reported by plugin %s with no tool call in progress (tool call id %q)", h.Plugin, r.ToolCallID)
 	}
-	return &pluginv1.ProgressAck{}, nil
+	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
 
 func TestProgress(t *testing.T) {
@@ -27,8 +27,8 @@ func TestProgress(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := progressServer{h: tt.host}.Report(context.Background(), &pluginv1.ProgressReport{
-				ToolCallId: tt.id, ToolName: "Index", Progress: 3, Total: 10, Message: "files"})
+			err := tt.host.ReportProgress(context.Background(), pluginrpc.ProgressReport{
+				ToolCallID: tt.id, ToolName: "Index", Progress: 3, Total: 10, Message: "files"})
 			if status.Code(err) != tt.code {
 				t.Fatalf("code %v (%v), want %v", status.Code(err), err, tt.code)
 			}

@@ -9,7 +9,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
-	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
 
 // The question types of the UserInput capability are the approval
@@ -49,21 +48,15 @@ func (h *Host) Offered() []string {
 	return out
 }
 
-type userInputServer struct {
-	pluginv1.UnimplementedUserInputServer
-	h *Host
-}
-
-func (s userInputServer) Ask(ctx context.Context, req *pluginv1.QuestionRequest) (*pluginv1.QuestionResponse, error) {
-	h := s.h
+// AskUser asks Questions a call's questions.
+func (h *Host) AskUser(ctx context.Context, r pluginrpc.QuestionRequest) (pluginrpc.Answers, error) {
 	if h.Questions == nil {
-		return nil, status.Error(codes.Unimplemented, "no one can answer questions in this session")
+		return pluginrpc.Answers{}, status.Error(codes.Unimplemented, "no one can answer questions in this session")
 	}
-	if req.GetToolCallId() == "" || (h.Calls != nil && !h.Calls.Active(req.GetToolCallId())) {
-		return nil, status.Errorf(codes.FailedPrecondition,
-			"questions asked by plugin %s with no tool call in progress (tool call id %q)", h.Plugin, req.GetToolCallId())
+	if r.ToolCallID == "" || (h.Calls != nil && !h.Calls.Active(r.ToolCallID)) {
+		return pluginrpc.Answers{}, status.Errorf(codes.FailedPrecondition,
+			"questions asked by plugin %s with no tool call in progress (tool call id %q)", h.Plugin, r.ToolCallID)
 	}
-	r := pluginrpc.FromProtoQuestionRequest(req)
 	q := QuestionRequest{ToolCallID: r.ToolCallID, ToolName: r.ToolName}
 	for _, rq := range r.Questions {
 		hq := Question{Question: rq.Question, Header: rq.Header, MultiSelect: rq.MultiSelect}
@@ -74,21 +67,17 @@ func (s userInputServer) Ask(ctx context.Context, req *pluginv1.QuestionRequest)
 	}
 	a, err := h.Questions.Ask(ctx, q)
 	if err != nil {
-		return nil, status.Errorf(codes.Aborted, "questions: %v", err)
+		return pluginrpc.Answers{}, status.Errorf(codes.Aborted, "questions: %v", err)
 	}
-	return &pluginv1.QuestionResponse{Answers: a.Answers, Dismissed: a.Dismissed}, nil
+	return pluginrpc.Answers{Answers: a.Answers, Dismissed: a.Dismissed}, nil
 }
 
-type modelServer struct {
-	pluginv1.UnimplementedModelServer
-	h *Host
-}
-
-func (s modelServer) Get(context.Context, *pluginv1.ModelRequest) (*pluginv1.ModelInfo, error) {
-	m := s.h.Model
+// GetModel reports Model.
+func (h *Host) GetModel(context.Context) (pluginrpc.ModelInfo, error) {
+	m := h.Model
 	if m == nil {
-		return nil, status.Error(codes.Unimplemented, "the host does not know the session's model")
+		return pluginrpc.ModelInfo{}, status.Error(codes.Unimplemented, "the host does not know the session's model")
 	}
-	return pluginrpc.ToProtoModel(pluginrpc.ModelInfo{Provider: m.Provider, Name: m.Name, Alias: m.Alias,
-		Capabilities: m.Capabilities, CapabilitiesKnown: m.CapabilitiesKnown, MaxContextSize: m.MaxContextSize}), nil
+	return pluginrpc.ModelInfo{Provider: m.Provider, Name: m.Name, Alias: m.Alias,
+		Capabilities: m.Capabilities, CapabilitiesKnown: m.CapabilitiesKnown, MaxContextSize: m.MaxContextSize}, nil
 }

@@ -10,7 +10,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
-	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
 
 func TestOffered(t *testing.T) {
@@ -37,9 +36,9 @@ func TestUserInput(t *testing.T) {
 		got = r
 		return Answers{Answers: map[string]string{"Which?": "b"}}, nil
 	})
-	req := &pluginv1.QuestionRequest{ToolCallId: "c1", ToolName: "AskUserQuestion", Questions: []*pluginv1.Question{{
+	req := pluginrpc.QuestionRequest{ToolCallID: "c1", ToolName: "AskUserQuestion", Questions: []pluginrpc.Question{{
 		Question: "Which?", Header: "H", MultiSelect: true,
-		Options: []*pluginv1.QuestionOption{{Label: "a", Description: "first"}, {Label: "b"}}}}}
+		Options: []pluginrpc.QuestionOption{{Label: "a", Description: "first"}, {Label: "b"}}}}}
 	tests := []struct {
 		name string
 		host *Host
@@ -52,15 +51,15 @@ func TestUserInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			resp, err := userInputServer{h: tt.host}.Ask(context.Background(), req)
+			resp, err := tt.host.AskUser(context.Background(), req)
 			if status.Code(err) != tt.code {
 				t.Fatalf("err = %v, want %s", err, tt.code)
 			}
 			if tt.code != codes.OK {
 				return
 			}
-			if !maps.Equal(resp.GetAnswers(), map[string]string{"Which?": "b"}) {
-				t.Fatalf("answers %v", resp.GetAnswers())
+			if !maps.Equal(resp.Answers, map[string]string{"Which?": "b"}) {
+				t.Fatalf("answers %v", resp.Answers)
 			}
 			q := got.Questions[0]
 			if got.ToolCallID != "c1" || q.Header != "H" || !q.MultiSelect || q.Options[0].Description != "first" || len(q.Options) != 2 {
@@ -71,13 +70,13 @@ func TestUserInput(t *testing.T) {
 }
 
 func TestModel(t *testing.T) {
-	if _, err := (modelServer{h: &Host{}}).Get(context.Background(), &pluginv1.ModelRequest{}); status.Code(err) != codes.Unimplemented {
+	if _, err := (&Host{}).GetModel(context.Background()); status.Code(err) != codes.Unimplemented {
 		t.Fatalf("no model: %v", err)
 	}
 	m := &Model{Provider: "openai", Name: "gpt", Alias: "fast", Capabilities: []string{"image_in"}, CapabilitiesKnown: true, MaxContextSize: 128000}
-	info, err := modelServer{h: &Host{Model: m}}.Get(context.Background(), &pluginv1.ModelRequest{})
-	if err != nil || info.GetAlias() != "fast" || !info.GetCapabilitiesKnown() || info.GetMaxContextSize() != 128000 ||
-		!slices.Equal(info.GetCapabilities(), []string{"image_in"}) {
+	info, err := (&Host{Model: m}).GetModel(context.Background())
+	if err != nil || info.Alias != "fast" || !info.CapabilitiesKnown || info.MaxContextSize != 128000 ||
+		!slices.Equal(info.Capabilities, []string{"image_in"}) {
 		t.Fatalf("model %v: %v", info, err)
 	}
 }

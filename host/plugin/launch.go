@@ -24,13 +24,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/kosong-host/kosong-host/host/proc"
 	"github.com/kosong-host/kosong-host/host/sandbox"
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
-	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
 
 // DefaultStartTimeout bounds the handshake of a plugin that never completes it.
@@ -94,15 +91,13 @@ type Config struct {
 type Process struct {
 	Name string
 	Path string
-	// Remote is the plugin's gRPC client and broker.
-	Remote *pluginrpc.Remote
 	// Tools is what the binary's Describe answered.
-	Tools []*pluginv1.ToolSpec
+	Tools []pluginrpc.ToolSpec
 
-	calls  *pluginrpc.CallStream
+	// rpc is the plugin's wire client: calls, health, capability server.
+	rpc    *pluginrpc.Client
 	client processClient
 	cmd    *exec.Cmd
-	conn   *grpc.ClientConn
 	done   <-chan struct{}
 	stderr *proc.Tail
 	once   sync.Once
@@ -163,12 +158,12 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 
 	clientCfg := &goplugin.ClientConfig{
 		HandshakeConfig:  pluginrpc.Handshake,
-		VersionedPlugins: map[int]goplugin.PluginSet{pluginrpc.ProtocolVersion: {pluginrpc.PluginName: &hostSide{}}},
+		VersionedPlugins: map[int]goplugin.PluginSet{pluginrpc.ProtocolVersion: {pluginrpc.PluginName: &pluginrpc.Plugin{}}},
 		Cmd:              cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		SkipHostEnv:      true,
 		StartTimeout:     cfg.StartTimeout,
-		Logger:           cfg.Logger.Named(cfg.Name),
+		Logger:           exitsAtDebug{cfg.Logger.Named(cfg.Name)},
 		GRPCDialOptions:  pluginrpc.DialOptions(),
 	}
 	// The plugin's own stderr carries its hclog lines; what its tools print
@@ -203,6 +198,11 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 		// go-plugin has already killed the process; what it started may
 		// remain. (Its Kill would only warn that the plugin "failed to exit
 		// gracefully".)
+		if exitedBeforeHandshake(err) {
+			// go-plugin says so once stdout ends; its stderr may not have
+			// been read to the end yet, and the reason is there.
+			waitExited(client)
+		}
 		exited := client.Exited()
 		p.once.Do(func() {
 			if cmd.Process != nil {
@@ -221,30 +221,65 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 		p.Kill()
 		return nil, fail(err, "dispense: %v", err)
 	}
-	d, ok := raw.(*dispensed)
+	rc, ok := raw.(*pluginrpc.Client)
 	if !ok {
 		p.Kill()
 		return nil, fail(nil, "dispensed %T, not a kosong plugin", raw)
 	}
-	remote := d.remote
-	p.Remote, p.conn, p.done = remote, d.conn, d.done
+	// go-plugin ends the client's Done once the process has exited.
+	p.rpc, p.done = rc, rc.Done()
 	// However the plugin ends (closed, killed, crashed), nothing it started
 	// outlives it: not its tracked process groups, not what a command left
 	// running in the background, wherever those were reparented.
-	go func() { <-d.done; proc.KillTagged(tag) }()
-	p.calls = pluginrpc.NewCallStream(remote.Plugin)
+	go func() { <-p.done; proc.KillTagged(tag) }()
 	dctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
-	desc, err := remote.Plugin.Describe(dctx, &pluginv1.DescribeRequest{})
+	desc, err := rc.Describe(dctx)
 	if err != nil {
 		p.Kill()
 		return nil, fail(err, "describe: %v%s", err, st.Suffix())
 	}
-	p.Tools = desc.GetTools()
+	p.Tools = desc.Tools
 	return p, nil
 }
 
-// startFailure explains a failed handshake in one line.
+// exitsAtDebug is go-plugin's logger, with its line for a plugin process
+// that exited with an error status at debug level: the host says itself,
+// in one line with the plugin's reason, why a plugin failed to start or
+// stopped.
+type exitsAtDebug struct{ hclog.Logger }
+
+func (l exitsAtDebug) Error(msg string, args ...any) {
+	if msg == "plugin process exited" {
+		l.Logger.Debug(msg, args...)
+		return
+	}
+	l.Logger.Error(msg, args...)
+}
+
+// exitedBeforeHandshake reports whether go-plugin's start error says the
+// plugin exited without printing the handshake.
+func exitedBeforeHandshake(err error) bool {
+	lower := strings.ToLower(err.Error())
+	return strings.Contains(lower, "exited before we could connect") ||
+		strings.Contains(lower, "failed to read any lines from plugin's stdout")
+}
+
+// waitExited waits, at most exitWait, for go-plugin to record the exit of
+// a plugin process that is ending, which it does once the process's stderr
+// has been read to the end.
+func waitExited(client *goplugin.Client) {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for deadline := time.Now().Add(exitWait); !client.Exited() && time.Now().Before(deadline); {
+		<-t.C
+	}
+}
+
+// startFailure explains a failed handshake in one line. A program that
+// exits before the handshake is a kosong plugin that failed when its
+// stderr has the failure line of pluginrpc.FailureLine (pluginsdk.Serve
+// writes it), whose reason is quoted; else it is not a kosong plugin.
 func startFailure(cfg Config, err error, st *proc.Tail, exited bool) string {
 	msg := strings.TrimSpace(err.Error())
 	lower := strings.ToLower(msg)
@@ -253,8 +288,10 @@ func startFailure(cfg Config, err error, st *proc.Tail, exited bool) string {
 		return fmt.Sprintf("protocol version mismatch: %s", msg)
 	case strings.Contains(lower, "timeout while waiting for plugin to start"):
 		return fmt.Sprintf("%s did not complete the plugin handshake within %s", cfg.Path, cfg.StartTimeout)
-	case strings.Contains(lower, "exited before we could connect"),
-		strings.Contains(lower, "failed to read any lines from plugin's stdout"):
+	case exitedBeforeHandshake(err):
+		if failure, ok := pluginrpc.FindFailure(st.String()); ok {
+			return fmt.Sprintf("%s is a kosong plugin that %s", cfg.Path, failure)
+		}
 		return fmt.Sprintf("%s is not a kosong plugin: it exited before the plugin handshake%s", cfg.Path, st.Suffix())
 	case strings.Contains(lower, "unrecognized remote plugin message"):
 		first, _, _ := strings.Cut(strings.TrimPrefix(msg, "Unrecognized remote plugin message: "), "\n")
@@ -340,38 +377,16 @@ func bundlePipe(b pluginrpc.TLSBundle) (*os.File, error) {
 	return r, nil
 }
 
-// hostSide is the host's side of the go-plugin plugin type: it dispenses
-// the SDK's Remote with what supervision needs besides, the connection (for
-// liveness checks) and the context go-plugin ends when the process exits.
-type hostSide struct{ pluginrpc.Plugin }
-
-type dispensed struct {
-	remote *pluginrpc.Remote
-	conn   *grpc.ClientConn
-	done   <-chan struct{}
-}
-
-func (h *hostSide) GRPCClient(ctx context.Context, broker *goplugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
-	raw, err := h.Plugin.GRPCClient(ctx, broker, conn)
-	if err != nil {
-		return nil, err
-	}
-	remote, ok := raw.(*pluginrpc.Remote)
-	if !ok {
-		return nil, fmt.Errorf("dispensed %T, not a kosong plugin", raw)
-	}
-	return &dispensed{remote: remote, conn: conn, done: ctx.Done()}, nil
-}
-
 // Call runs one tool call: on the plugin's Calls stream, or as a unary
-// Call for a plugin without one. Its errors are gRPC status errors.
-func (p *Process) Call(ctx context.Context, req *pluginv1.CallRequest) (*pluginv1.CallResponse, error) {
-	return p.calls.Call(ctx, req)
+// Call for a plugin without one. Its errors are gRPC status errors (see
+// pluginrpc.Client).
+func (p *Process) Call(ctx context.Context, req pluginrpc.CallRequest) (pluginrpc.Result, error) {
+	return p.rpc.Call(ctx, req)
 }
 
 // Streaming reports whether the plugin's calls go over its Calls stream
 // (false before the first call, and for a plugin built before the stream).
-func (p *Process) Streaming() bool { return p.calls.Streaming() }
+func (p *Process) Streaming() bool { return p.rpc.Streaming() }
 
 // Done is closed once the plugin process has exited (and its stderr has
 // been read).
@@ -385,10 +400,7 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // Ping asks go-plugin's health service of the plugin whether it serves:
 // an answer within ctx says the process is alive and answering.
-func (p *Process) Ping(ctx context.Context) error {
-	_, err := grpc_health_v1.NewHealthClient(p.conn).Check(ctx, &grpc_health_v1.HealthCheckRequest{Service: goplugin.GRPCServiceName})
-	return err
-}
+func (p *Process) Ping(ctx context.Context) error { return p.rpc.Ping(ctx) }
 
 // StderrTail returns the last lines the plugin wrote to stderr.
 func (p *Process) StderrTail() string { return p.stderr.String() }
@@ -444,8 +456,8 @@ func (p *Process) Close() {
 
 func (p *Process) stop() {
 	p.once.Do(func() {
-		if p.calls != nil {
-			p.calls.Close()
+		if p.rpc != nil {
+			p.rpc.Close()
 		}
 		p.client.Kill()
 	})

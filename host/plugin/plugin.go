@@ -18,7 +18,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/supervise"
 	"github.com/kosong-host/kosong-host/host/toolset"
-	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
 
 // Call timeouts: a tool's own default applies unless the agent overrides
@@ -172,11 +172,11 @@ type pluginLoad struct {
 // load asks the started process to construct the tools sp wants and puts
 // it under supervision. A process with nothing to load is closed.
 func load(ctx context.Context, sp Spec, first *Process, opts Options) (out pluginLoad) {
-	described := map[string]*pluginv1.ToolSpec{}
+	described := map[string]pluginrpc.ToolSpec{}
 	var all []string
 	for _, t := range first.Tools {
-		described[t.GetName()] = t
-		all = append(all, t.GetName())
+		described[t.Name] = t
+		all = append(all, t.Name)
 	}
 	want := sp.Tools
 	if want == nil {
@@ -241,40 +241,40 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 		Questions: opts.Questions,
 		Model:     opts.Model,
 	}
-	p.req = &pluginv1.LoadRequest{
-		Session:     &pluginv1.SessionInfo{Id: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},
+	p.req = pluginrpc.LoadRequest{
+		Session:     pluginrpc.Session{ID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},
 		Tools:       toLoad,
 		ToolConfigs: wireConfigs,
 	}
 	for _, name := range toLoad {
-		if len(described[name].GetCapabilities()) > 0 {
+		if len(described[name].Capabilities) > 0 {
 			p.needCaps = true
 		}
 	}
-	resp, err := p.load(ctx, first)
+	loads, err := p.load(ctx, first)
 	if err != nil {
 		out.failures = append(out.failures, fmt.Sprintf("%s (load: %v)", sp.Name, err))
 		return out
 	}
-	for _, tl := range resp.GetTools() {
-		d := described[tl.GetName()]
-		st := Status{Name: tl.GetName(), Plugin: sp.Name, Path: first.Path, Capabilities: d.GetCapabilities(), Reason: tl.GetReason(),
+	for _, tl := range loads {
+		d := described[tl.Name]
+		st := Status{Name: tl.Name, Plugin: sp.Name, Path: first.Path, Capabilities: d.Capabilities, Reason: tl.Reason,
 			Source: sp.source(first.Path)}
-		switch tl.GetStatus() {
-		case pluginv1.ToolLoad_STATUS_LOADED:
+		switch tl.Status {
+		case pluginrpc.StatusLoaded:
 			st.Status = "loaded"
-			p.loaded = append(p.loaded, d.GetName())
+			p.loaded = append(p.loaded, d.Name)
 			st.Tool = &tool{plugin: p, onProgress: opts.OnProgress, spec: toolset.Spec{
-				Name: d.GetName(), Description: d.GetDescription(), Parameters: []byte(d.GetParametersSchema()),
-				Source: sp.source(first.Path), Capabilities: d.GetCapabilities(),
-				Timeout:      callTimeout(time.Duration(d.GetDefaultTimeoutMs())*time.Millisecond, sp.Timeout),
-				RuleArgument: d.GetRuleArgument(),
+				Name: d.Name, Description: d.Description, Parameters: d.ParametersSchema,
+				Source: sp.source(first.Path), Capabilities: d.Capabilities,
+				Timeout:      callTimeout(d.DefaultTimeout, sp.Timeout),
+				RuleArgument: d.RuleArgument,
 			}}
-		case pluginv1.ToolLoad_STATUS_SKIPPED:
+		case pluginrpc.StatusSkipped:
 			st.Status = "skipped"
-			p.cfg.Logger.Info(fmt.Sprintf("Skipping tool %s: %s", tl.GetName(), tl.GetReason()))
+			p.cfg.Logger.Info(fmt.Sprintf("Skipping tool %s: %s", tl.Name, tl.Reason))
 		default:
-			out.failures = append(out.failures, fmt.Sprintf("%s:%s (%s)", sp.Name, tl.GetName(), tl.GetReason()))
+			out.failures = append(out.failures, fmt.Sprintf("%s:%s (%s)", sp.Name, tl.Name, tl.Reason))
 			continue
 		}
 		out.status = append(out.status, st)
@@ -307,7 +307,7 @@ type Plugin struct {
 	host *capability.Host
 	// req is the Load request, sent again after each restart with the new
 	// broker id.
-	req      *pluginv1.LoadRequest
+	req      pluginrpc.LoadRequest
 	needCaps bool
 	// loaded are the tools that loaded at first; a restart must load them again.
 	loaded []string
@@ -327,16 +327,16 @@ func (p *Plugin) Close() { p.sup.Close() }
 
 // load sends the Load request to a process, serving the host capabilities
 // on its broker first when its tools need some.
-func (p *Plugin) load(ctx context.Context, cur *Process) (*pluginv1.LoadResponse, error) {
-	req := &pluginv1.LoadRequest{Session: p.req.GetSession(), Tools: p.req.GetTools(), ToolConfigs: p.req.GetToolConfigs()}
+func (p *Plugin) load(ctx context.Context, cur *Process) ([]pluginrpc.ToolLoad, error) {
+	req := p.req
 	// A brokered server nobody dials would wait for nothing: serve only to
 	// plugins whose tools ask for capabilities.
 	if p.needCaps {
-		req.CapabilityBrokerId, req.Capabilities = cur.serveHost(p.host), p.host.Offered()
+		req.CapabilityBrokerID, req.Capabilities = cur.rpc.ServeHost(p.host), p.host.Offered()
 	}
 	lctx, cancel := context.WithTimeout(ctx, loadTimeout)
 	defer cancel()
-	return cur.Remote.Plugin.Load(lctx, req)
+	return cur.rpc.Load(lctx, req)
 }
 
 // start launches a new process and loads the tools that loaded at first;
@@ -346,15 +346,15 @@ func (p *Plugin) start(ctx context.Context) (*Process, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp, err := p.load(ctx, cur)
+	loads, err := p.load(ctx, cur)
 	if err != nil {
 		cur.Kill()
 		return nil, fmt.Errorf("load: %w", err)
 	}
 	var missing []string
 	for _, name := range p.loaded {
-		if !slices.ContainsFunc(resp.GetTools(), func(tl *pluginv1.ToolLoad) bool {
-			return tl.GetName() == name && tl.GetStatus() == pluginv1.ToolLoad_STATUS_LOADED
+		if !slices.ContainsFunc(loads, func(tl pluginrpc.ToolLoad) bool {
+			return tl.Name == name && tl.Status == pluginrpc.StatusLoaded
 		}) {
 			missing = append(missing, name)
 		}

@@ -96,10 +96,13 @@ func TestLoadStatusesAndFailures(t *testing.T) {
 		t.Fatalf("plugins %+v", l.Plugins)
 	}
 
-	bad := plugin.Load(context.Background(), []plugin.Spec{spec("/bin/true"), spec(echo, "Nope"), spec(cc, "Broken")}, plugin.Options{})
+	old := build(t, "host/testdata/plugins/oldtag")
+	bad := plugin.Load(context.Background(), []plugin.Spec{spec("/bin/true"), spec(old), spec(echo, "Nope"), spec(cc, "Broken")}, plugin.Options{})
 	defer bad.Close()
 	want := []string{
 		"plugin true: /bin/true is not a kosong plugin: it exited before the plugin handshake",
+		"plugin oldtag: " + old + " is a kosong plugin that failed to declare its tools: tool Greet: parameters type main.greetParams: " +
+			`tag must not begin with 'WORD=': "description=Who to greet."`,
 		"echo:Nope (plugin echo has no tool Nope; it offers Echo)",
 		"capcheck:Broken (database is unreachable)",
 	}

@@ -8,10 +8,8 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/proc"
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
-	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
 
 // Remote says where a remote tool server listens (Config.Remote): a plugin
@@ -90,9 +88,9 @@ func dialRemote(ctx context.Context, cfg Config) (*Process, error) {
 	}
 	l := &remoteLink{addr: r.Addr, nc: nc, tail: proc.NewTail(5), done: make(chan struct{})}
 	go l.watch()
-	p := &Process{Name: cfg.Name, Path: r.Addr, Remote: nc.Remote, client: l, cmd: &exec.Cmd{},
-		conn: nc.Conn, done: l.done, stderr: l.tail, calls: pluginrpc.NewCallStream(nc.Remote.Plugin)}
-	desc, err := nc.Remote.Plugin.Describe(dctx, &pluginv1.DescribeRequest{})
+	p := &Process{Name: cfg.Name, Path: r.Addr, rpc: nc.Client, client: l, cmd: &exec.Cmd{},
+		done: l.done, stderr: l.tail}
+	desc, err := nc.Client.Describe(dctx)
 	if err != nil {
 		nc.Close()
 		<-l.done
@@ -101,19 +99,8 @@ func dialRemote(ctx context.Context, cfg Config) (*Process, error) {
 		}
 		return nil, fail(err, "remote tool server %s: describe: %v", r.Addr, err)
 	}
-	p.Tools = desc.GetTools()
+	p.Tools = desc.Tools
 	return p, nil
-}
-
-// serveHost serves the capabilities of h to the process and returns the
-// broker id to send in the Load request (0 on a remote connection, where
-// the server reaches them on streams of the host's connection).
-func (p *Process) serveHost(h *capability.Host) uint32 {
-	if l, ok := p.client.(*remoteLink); ok {
-		l.nc.ServeHost(h.Register)
-		return 0
-	}
-	return h.Serve(p.Remote.Broker)
 }
 
 // remoteLost is the error of a call whose connection to a remote tool

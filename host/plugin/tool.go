@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kosong-host/kosong-host/host/toolset"
-	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
+	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 	"github.com/kosong-host/kosong-host/providers"
 )
 
@@ -36,15 +36,18 @@ func (t *tool) Call(ctx context.Context, id string, args json.RawMessage) toolse
 	}
 	release := sup.Guard(ctx, cur)
 	defer t.routeProgress(ctx, id)()
-	resp, err := cur.Call(ctx, &pluginv1.CallRequest{ToolCallId: id, ToolName: t.spec.Name, Arguments: string(args)})
+	res, err := cur.Call(ctx, pluginrpc.CallRequest{ToolCallID: id, ToolName: t.spec.Name, Arguments: args})
 	release()
+	if errors.Is(err, pluginrpc.ErrEmptyResult) {
+		return toolset.RuntimeError(err)
+	}
 	if err != nil {
 		if ctx.Err() == nil && (status.Code(err) == codes.Unavailable || cur.Exited()) {
 			sup.Broken(cur)
 		}
 		return toolset.RuntimeError(callError(ctx, cur, err))
 	}
-	return fromProto(resp)
+	return toolResult(res)
 }
 
 // exitWait bounds the wait for go-plugin to see a plugin's exit, after which
@@ -78,49 +81,48 @@ func callError(ctx context.Context, p *Process, err error) error {
 	return fmt.Errorf("plugin %s: %s", p.Name, status.Convert(err).Message())
 }
 
-func fromProto(resp *pluginv1.CallResponse) toolset.Result {
-	switch x := resp.GetResult().(type) {
-	case *pluginv1.CallResponse_Ok:
-		return toolset.Result{Kind: toolset.Ok, Output: fromParts(x.Ok.GetOutput()), Message: x.Ok.GetMessage(),
-			Brief: x.Ok.GetBrief(), Display: fromDisplay(x.Ok.GetDisplay())}
-	case *pluginv1.CallResponse_Error:
-		if x.Error.GetRuntime() {
-			r := toolset.RuntimeError(errors.New(x.Error.GetMessage()))
-			r.Output = fromParts(x.Error.GetOutput())
-			return r
+// toolResult maps a plugin's result to the toolset's: images become data
+// URLs (or keep their URL), a runtime error gets the toolset's runtime
+// error text.
+func toolResult(r pluginrpc.Result) toolset.Result {
+	switch r.Kind {
+	case pluginrpc.ResultError:
+		if r.Runtime {
+			out := toolset.RuntimeError(errors.New(r.Message))
+			out.Output = toolParts(r.Output)
+			return out
 		}
-		return toolset.Result{Kind: toolset.Failed, Output: fromParts(x.Error.GetOutput()), Message: x.Error.GetMessage(),
-			Brief: x.Error.GetBrief(), Display: fromDisplay(x.Error.GetDisplay())}
-	case *pluginv1.CallResponse_Rejected:
-		return toolset.RejectedResult(x.Rejected.GetFeedback())
+		return toolset.Result{Kind: toolset.Failed, Output: toolParts(r.Output), Message: r.Message,
+			Brief: r.Brief, Display: toolDisplay(r.Display)}
+	case pluginrpc.ResultRejected:
+		return toolset.RejectedResult(r.Feedback)
 	}
-	return toolset.RuntimeError(errors.New("the plugin returned an empty result"))
+	return toolset.Result{Kind: toolset.Ok, Output: toolParts(r.Output), Message: r.Message,
+		Brief: r.Brief, Display: toolDisplay(r.Display)}
 }
 
-func fromParts(parts []*pluginv1.ContentPart) []providers.ContentPart {
+func toolParts(parts []pluginrpc.Part) []providers.ContentPart {
 	out := make([]providers.ContentPart, 0, len(parts))
 	for _, p := range parts {
-		if img := p.GetImage(); img != nil {
-			url := img.GetUrl()
+		if p.IsImage() {
+			url := p.URL
 			if url == "" {
-				url = providers.DataURL(img.GetMimeType(), img.GetData())
+				url = providers.DataURL(p.MimeType, p.Data)
 			}
 			out = append(out, providers.ContentPart{Type: providers.PartImage, ImageURL: url})
 			continue
 		}
-		out = append(out, providers.TextPart(p.GetText()))
+		out = append(out, providers.TextPart(p.Text))
 	}
 	return out
 }
 
-func fromDisplay(blocks []*pluginv1.DisplayBlock) []toolset.Display {
+// toolDisplay maps display blocks; pluginrpc has made data that is not
+// JSON null.
+func toolDisplay(blocks []pluginrpc.DisplayBlock) []toolset.Display {
 	out := make([]toolset.Display, 0, len(blocks))
 	for _, b := range blocks {
-		data := json.RawMessage(b.GetData())
-		if !json.Valid(data) {
-			data = json.RawMessage("null")
-		}
-		out = append(out, toolset.Display{Kind: b.GetKind(), Data: data})
+		out = append(out, toolset.Display{Kind: b.Kind, Data: b.Data})
 	}
 	return out
 }

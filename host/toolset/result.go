@@ -2,8 +2,10 @@ package toolset
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
+	"github.com/kosong-host/kosong-host/pluginsdk/arguments"
 	"github.com/kosong-host/kosong-host/providers"
 )
 
@@ -52,10 +54,9 @@ func (r Result) OutputText() string {
 
 // The texts of results made by the toolset itself, as the model sees them.
 const (
-	briefInvalidArguments = "Invalid arguments"
-	briefRuntime          = "Tool runtime error"
-	rejectedMessage       = "The tool call is rejected by the user. Stop what you are doing and wait for the user to tell you how to proceed."
-	runtimeHint           = "This is an unexpected error and the tool is probably not working."
+	briefRuntime    = "Tool runtime error"
+	rejectedMessage = "The tool call is rejected by the user. Stop what you are doing and wait for the user to tell you how to proceed."
+	runtimeHint     = "This is an unexpected error and the tool is probably not working."
 )
 
 // NotFound is the result for a call to a tool the toolset does not have.
@@ -66,12 +67,22 @@ func NotFound(name string) Result {
 
 // ParseError is the result for arguments that are not JSON.
 func ParseError(err error) Result {
-	return Result{Kind: Failed, Message: "Error parsing JSON arguments: " + err.Error(), Brief: briefInvalidArguments}
+	return refused(&arguments.Error{Kind: arguments.Unparsable, Err: err})
 }
 
 // ValidateError is the result for arguments that violate the tool's schema.
 func ValidateError(err error) Result {
-	return Result{Kind: Failed, Message: "Error validating JSON arguments: " + err.Error(), Brief: briefInvalidArguments}
+	return refused(&arguments.Error{Kind: arguments.Invalid, Err: err})
+}
+
+// refused is the result for arguments that arguments.Schema.Check refused,
+// with its text.
+func refused(err error) Result {
+	var e *arguments.Error
+	if !errors.As(err, &e) {
+		e = &arguments.Error{Kind: arguments.Invalid, Err: err}
+	}
+	return Result{Kind: Failed, Message: e.Error(), Brief: arguments.Brief}
 }
 
 // RuntimeError is the result for a tool that could not run.

@@ -1,11 +1,11 @@
 // Package toolset holds the tools an agent may call, whatever their source
 // (plugin binaries, MCP servers), validates each call's arguments against
-// the tool's JSON Schema, fills in the schema's defaults and runs calls
-// concurrently, never blocking the caller and never panicking.
+// the tool's JSON Schema, fills in the schema's defaults (both with
+// pluginsdk/arguments, as plugintest does) and runs calls concurrently,
+// never blocking the caller and never panicking.
 package toolset
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/kosong-host/kosong-host/pluginsdk/arguments"
+	"github.com/kosong-host/kosong-host/pluginsdk/deadline"
 	"github.com/kosong-host/kosong-host/providers"
 )
 
@@ -93,7 +95,7 @@ type entry struct {
 	spec Spec
 	// modelName is the name offered to the model.
 	modelName string
-	schema    *argsSchema
+	schema    *arguments.Schema
 }
 
 // New returns an empty toolset.
@@ -108,7 +110,7 @@ func New(logger hclog.Logger) *Toolset {
 // the model under one name (see ModelName), is an error naming both.
 func (ts *Toolset) Add(t Tool) error {
 	spec := t.Spec()
-	schema, err := compileSchema(spec.Name, spec.Parameters)
+	schema, err := arguments.Compile(spec.Name, spec.Parameters)
 	if err != nil {
 		return err
 	}
@@ -161,7 +163,7 @@ func (ts *Toolset) Replace(remove []string, add ...Tool) []error {
 	entries := make([]*entry, 0, len(add))
 	for _, t := range add {
 		spec := t.Spec()
-		schema, err := compileSchema(spec.Name, spec.Parameters)
+		schema, err := arguments.Compile(spec.Name, spec.Parameters)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -301,13 +303,9 @@ func (ts *Toolset) Handle(ctx context.Context, call providers.ToolCall) *Pending
 	if e == nil {
 		return resolved(withID(NotFound(call.Name), call.ID))
 	}
-	args := bytes.TrimSpace([]byte(call.Arguments))
-	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
-		args = []byte("{}")
-	}
-	args, bad := e.schema.check(args)
-	if bad != nil {
-		return resolved(withID(*bad, call.ID))
+	args, err := e.schema.Check([]byte(call.Arguments))
+	if err != nil {
+		return resolved(withID(refused(err), call.ID))
 	}
 
 	ts.mu.Lock()
@@ -357,30 +355,15 @@ func (ts *Toolset) run(ctx context.Context, e *entry, id string, args json.RawMe
 	}
 	r = e.tool.Call(ctx, id, args)
 	if r.Kind != Ok {
-		awaitNearDeadline(ctx)
+		// A failure this close to the deadline may be the deadline's, seen
+		// first by the plugin.
+		deadline.Await(ctx)
 	}
 	if (timedOut(ctx) || errors.Is(ctx.Err(), context.DeadlineExceeded)) && r.Kind != Ok {
 		return Result{Kind: Failed, Message: fmt.Sprintf("Tool %s timed out after %s", e.spec.Name, e.spec.Timeout),
 			Brief: "Timed out", Output: r.Output}
 	}
 	return r
-}
-
-// deadlineSlack is how close to a deadline of the caller's context a failed
-// call counts as one that ran into it. The plugin holds the same deadline
-// (gRPC sends it along) and may end the stream a moment before the host's
-// own timer fires, particularly on a loaded machine.
-const deadlineSlack = 250 * time.Millisecond
-
-// awaitNearDeadline waits for ctx to end when its deadline is at most
-// deadlineSlack away, so that a failure caused by the deadline is reported
-// as a timeout whichever side noticed it first.
-func awaitNearDeadline(ctx context.Context) {
-	dl, ok := ctx.Deadline()
-	if !ok || time.Until(dl) > deadlineSlack {
-		return
-	}
-	<-ctx.Done()
 }
 
 func withID(r Result, id string) Result {

@@ -86,15 +86,21 @@ func TestBadQuestions(t *testing.T) {
 	for i := range 5 {
 		many = append(many, question(fmt.Sprintf("Q%d?", i), 2, false))
 	}
+	// Counts out of the schema's bounds never reach the tool: the host (and
+	// plugintest) refuse them with the schema's text.
+	const refused = "Error validating JSON arguments: "
 	tests := []struct {
-		name, args, want string
+		name, args, want, brief string
 	}{
-		{"one option", `{"questions":[` + question("Which?", 1, false) + `]}`, "questions[0].options: 1 given, want 2 to 4"},
-		{"five options", `{"questions":[` + question("Which?", 5, false) + `]}`, "questions[0].options: 5 given, want 2 to 4"},
-		{"no questions", `{"questions":[]}`, "questions: 0 given, want 1 to 4"},
-		{"five questions", `{"questions":[` + strings.Join(many, ",") + `]}`, "questions: 5 given, want 1 to 4"},
+		{"one option", `{"questions":[` + question("Which?", 1, false) + `]}`,
+			refused + `parameter "questions[].options": minItems: array length 1 is less than 2`, "Invalid arguments"},
+		{"five options", `{"questions":[` + question("Which?", 5, false) + `]}`,
+			refused + `parameter "questions[].options": maxItems: array length 5 is greater than 4`, "Invalid arguments"},
+		{"no questions", `{"questions":[]}`, refused + `parameter "questions": minItems: array length 0 is less than 1`, "Invalid arguments"},
+		{"five questions", `{"questions":[` + strings.Join(many, ",") + `]}`,
+			refused + `parameter "questions": maxItems: array length 5 is greater than 4`, "Invalid arguments"},
 		{"same label twice", `{"questions":[{"question":"Q?","header":"h","options":[{"label":"a","description":""},{"label":"a","description":""}]}]}`,
-			`questions[0].options[1].label "a" is given twice`},
+			`questions[0].options[1].label "a" is given twice`, "Invalid questions"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,7 +114,7 @@ func TestBadQuestions(t *testing.T) {
 				}
 			}
 			r := h.MustCall(t, "AskUserQuestion", tt.args)
-			if r.Kind != pluginsdk.KindError || !strings.Contains(r.Message, tt.want) || r.Brief != "Invalid questions" {
+			if r.Kind != pluginsdk.KindError || !strings.Contains(r.Message, tt.want) || r.Brief != tt.brief {
 				t.Fatalf("result = %+v, want an error with %q", r, tt.want)
 			}
 		})

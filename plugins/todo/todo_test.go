@@ -28,7 +28,7 @@ func TestSetTodoList(t *testing.T) {
 		{"read back", ``, pluginsdk.KindOk, "1. [done] Read the code\n2. [in_progress] Fix the bug\n3. [pending] Écrire les tests 🙂\n", "",
 			`[{"title":"Read the code","status":"done"},{"title":"Fix the bug","status":"in_progress"},{"title":"Écrire les tests 🙂","status":"pending"}]`},
 		{"invalid status leaves the list", `{"todos": [{"title": "x", "status": "started"}]}`, pluginsdk.KindError, "",
-			`Item 1 has status "started"; use pending, in_progress or done.`, ""},
+			`Error validating JSON arguments: parameter "todos[].status": enum: started does not equal any of: [pending in_progress done]`, ""},
 		{"empty title", `{"todos": [{"title": " ", "status": "done"}]}`, pluginsdk.KindError, "", "Item 1 has no title.", ""},
 		{"still there", `{}`, pluginsdk.KindOk, "1. [done] Read the code\n2. [in_progress] Fix the bug\n3. [pending] Écrire les tests 🙂\n", "", ""},
 		{"clear", `{"todos": []}`, pluginsdk.KindOk, "", "Todo list cleared.", `[]`},

@@ -166,13 +166,13 @@ func (w *callWorkers) work(f func()) {
 
 func joinCancel(a, b context.CancelFunc) context.CancelFunc { return func() { a(); b() } }
 
-// CallStream is the host's side of a plugin's Calls stream: it multiplexes
+// callStream is the host's side of a plugin's Calls stream: it multiplexes
 // the calls of every goroutine on one stream, and falls back to the unary
 // Call for a plugin built before the stream existed. Its Call has the
 // unary Call's contract: an error is a gRPC status error (Unavailable when
 // the plugin's connection is gone), and a call whose ctx ends returns at
 // once with ctx's status while the plugin is told to cancel it.
-type CallStream struct {
+type callStream struct {
 	client pluginv1.PluginClient
 
 	mu      sync.Mutex
@@ -186,10 +186,10 @@ type CallStream struct {
 	closed  bool
 }
 
-// NewCallStream returns the calls of client; the stream opens with the
+// newCallStream returns the calls of client; the stream opens with the
 // first call.
-func NewCallStream(client pluginv1.PluginClient) *CallStream {
-	return &CallStream{client: client}
+func newCallStream(client pluginv1.PluginClient) *callStream {
+	return &callStream{client: client}
 }
 
 // errNoStream says the plugin answered the stream's opening with
@@ -197,7 +197,7 @@ func NewCallStream(client pluginv1.PluginClient) *CallStream {
 var errNoStream = errors.New("no Calls stream")
 
 // Call runs one tool call on the stream, or unary if the plugin has none.
-func (c *CallStream) Call(ctx context.Context, req *pluginv1.CallRequest) (*pluginv1.CallResponse, error) {
+func (c *callStream) Call(ctx context.Context, req *pluginv1.CallRequest) (*pluginv1.CallResponse, error) {
 	id, ch, err := c.register(ctx)
 	if errors.Is(err, errNoStream) {
 		return c.client.Call(ctx, req)
@@ -239,7 +239,7 @@ func eventResult(ev *pluginv1.CallEvent) (*pluginv1.CallResponse, error) {
 // register opens the stream if need be and reserves an id for a call. A
 // call that comes while another opens the stream waits for the outcome, or
 // for its own ctx to end.
-func (c *CallStream) register(ctx context.Context) (uint64, chan *pluginv1.CallEvent, error) {
+func (c *callStream) register(ctx context.Context) (uint64, chan *pluginv1.CallEvent, error) {
 	for {
 		c.mu.Lock()
 		switch {
@@ -281,7 +281,7 @@ func (c *CallStream) register(ctx context.Context) (uint64, chan *pluginv1.CallE
 
 // open opens the stream and waits for the plugin's answer: the event of id
 // 0, or Unimplemented from a plugin without the stream.
-func (c *CallStream) open(ctx context.Context) error {
+func (c *callStream) open(ctx context.Context) error {
 	sctx, end := context.WithCancel(context.Background())
 	stream, err := c.client.Calls(sctx)
 	if err != nil {
@@ -328,7 +328,7 @@ func (c *CallStream) open(ctx context.Context) error {
 // receive hands each event to its call until the stream fails; the calls
 // still waiting then get the stream's error, and the next call opens a
 // new stream.
-func (c *CallStream) receive(stream grpc.BidiStreamingClient[pluginv1.CallFrame, pluginv1.CallEvent], end context.CancelFunc) {
+func (c *callStream) receive(stream grpc.BidiStreamingClient[pluginv1.CallFrame, pluginv1.CallEvent], end context.CancelFunc) {
 	for {
 		ev, err := stream.Recv()
 		if err != nil {
@@ -360,7 +360,7 @@ func (c *CallStream) receive(stream grpc.BidiStreamingClient[pluginv1.CallFrame,
 }
 
 // forget drops a call's id; false means its outcome is already on its way.
-func (c *CallStream) forget(id uint64) bool {
+func (c *callStream) forget(id uint64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.pending[id]; !ok {
@@ -370,7 +370,7 @@ func (c *CallStream) forget(id uint64) bool {
 	return true
 }
 
-func (c *CallStream) send(f *pluginv1.CallFrame) error {
+func (c *callStream) send(f *pluginv1.CallFrame) error {
 	c.mu.Lock()
 	stream := c.stream
 	c.mu.Unlock()
@@ -388,14 +388,14 @@ func (c *CallStream) send(f *pluginv1.CallFrame) error {
 
 // Streaming reports whether calls go over the stream: false before the
 // first call and for a plugin without the stream.
-func (c *CallStream) Streaming() bool {
+func (c *callStream) Streaming() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.stream != nil
 }
 
 // Close ends the stream; calls still waiting get Canceled.
-func (c *CallStream) Close() {
+func (c *callStream) Close() {
 	c.mu.Lock()
 	c.closed = true
 	end := c.end

@@ -81,7 +81,7 @@ func streamServer(impl Server) *grpcServer {
 	return newGRPCServer(impl, nil, hclog.NewNullLogger(), time.Minute, func() {})
 }
 
-func text(t *testing.T, cs *CallStream, ctx context.Context, req *pluginv1.CallRequest) string {
+func text(t *testing.T, cs *callStream, ctx context.Context, req *pluginv1.CallRequest) string {
 	t.Helper()
 	resp, err := cs.Call(ctx, req)
 	if err != nil {
@@ -92,7 +92,7 @@ func text(t *testing.T, cs *CallStream, ctx context.Context, req *pluginv1.CallR
 
 func TestCallStreamRoutesConcurrentCalls(t *testing.T) {
 	client, _ := serve(t, streamServer(newFake()))
-	cs := NewCallStream(client)
+	cs := newCallStream(client)
 	defer cs.Close()
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)
@@ -123,7 +123,7 @@ func TestCallStreamRoutesConcurrentCalls(t *testing.T) {
 
 func TestCallStreamCarriesTheDeadline(t *testing.T) {
 	client, _ := serve(t, streamServer(newFake()))
-	cs := NewCallStream(client)
+	cs := newCallStream(client)
 	defer cs.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -136,7 +136,7 @@ func TestCallStreamCarriesTheDeadline(t *testing.T) {
 	// A deadline that passes ends the call on both sides.
 	f := newFake()
 	client, _ = serve(t, streamServer(f))
-	cs2 := NewCallStream(client)
+	cs2 := newCallStream(client)
 	defer cs2.Close()
 	short, cancel2 := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel2()
@@ -156,7 +156,7 @@ func TestCallStreamCarriesTheDeadline(t *testing.T) {
 func TestCallStreamCancel(t *testing.T) {
 	f := newFake()
 	client, _ := serve(t, streamServer(f))
-	cs := NewCallStream(client)
+	cs := newCallStream(client)
 	defer cs.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -195,7 +195,7 @@ func TestCallStreamCancel(t *testing.T) {
 func TestCallStreamErrors(t *testing.T) {
 	f := newFake()
 	client, stop := serve(t, streamServer(f))
-	cs := NewCallStream(client)
+	cs := newCallStream(client)
 	defer cs.Close()
 	_, err := cs.Call(context.Background(), &pluginv1.CallRequest{ToolName: "Fail"})
 	if status.Code(err) != codes.FailedPrecondition || status.Convert(err).Message() != "not now" {
@@ -241,7 +241,7 @@ func (u unaryOnly) Call(ctx context.Context, req *pluginv1.CallRequest) (*plugin
 func TestCallStreamFallsBackToUnaryCall(t *testing.T) {
 	f := newFake()
 	client, _ := serve(t, unaryOnly{f: f})
-	cs := NewCallStream(client)
+	cs := newCallStream(client)
 	defer cs.Close()
 	if got := text(t, cs, context.Background(), &pluginv1.CallRequest{ToolName: "Echo", Arguments: "old"}); got != "old" {
 		t.Fatalf("unary call: %s", got)
@@ -284,7 +284,7 @@ func (s slowOpen) Calls(stream grpc.BidiStreamingServer[pluginv1.CallFrame, plug
 func TestCallStreamWaitForTheOpeningEndsWithTheCall(t *testing.T) {
 	release := make(chan struct{})
 	client, _ := serve(t, slowOpen{grpcServer: streamServer(newFake()), release: release})
-	cs := NewCallStream(client)
+	cs := newCallStream(client)
 	defer cs.Close()
 	first := make(chan string, 1)
 	go func() {
@@ -337,7 +337,7 @@ func TestCallStreamOverrun(t *testing.T) {
 				}
 			})
 			client, _ := serve(t, srv)
-			cs := NewCallStream(client)
+			cs := newCallStream(client)
 			defer cs.Close()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -365,7 +365,7 @@ func TestCallStreamOverrun(t *testing.T) {
 		overrun := make(chan struct{}, 1)
 		srv := newGRPCServer(f, nil, hclog.NewNullLogger(), 100*time.Millisecond, func() { overrun <- struct{}{} })
 		client, _ := serve(t, srv)
-		cs := NewCallStream(client)
+		cs := newCallStream(client)
 		defer cs.Close()
 		ctx, cancel := context.WithCancel(context.Background())
 		go cs.Call(ctx, &pluginv1.CallRequest{ToolCallId: "w", ToolName: "Wait"})

@@ -4,8 +4,14 @@
 // plugin, and the converters between the generated protobuf types
 // (package pluginv1) and plain Go values.
 //
+// It is the only package that touches the generated types: every other
+// package, on either side, speaks the plain Go values of this one.
+//
 // Tool authors never import it: pluginsdk implements Server and serves it
-// with Serve; the host's plugin client dispenses a *Remote; plugintest uses
-// both ends in one process. pluginrpc does not import pluginsdk: its types
-// are plain structs that pluginsdk maps its author-facing types to.
+// with Serve. The host's plugin package dispenses a *Client per plugin and
+// serves its capabilities (host/capability implements HostServer) with
+// Client.ServeHost, which registers them with RegisterHost whichever way
+// the plugin is reached; plugintest uses both ends in one process, the same
+// way. pluginrpc does not import pluginsdk: its types are plain structs that
+// pluginsdk maps its author-facing types to.
 package pluginrpc

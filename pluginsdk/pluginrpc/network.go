@@ -233,11 +233,11 @@ func streamConn(sess *yamux.Session) (*grpc.ClientConn, error) {
 
 // NetworkConn is the host's connection to a remote tool server.
 type NetworkConn struct {
-	// Remote is the Plugin client on the connection.
-	Remote *Remote
-	// Conn is its gRPC connection (for health checks).
-	Conn *grpc.ClientConn
+	// Client is the plugin's client on the connection; its ServeHost serves
+	// the host's capabilities on streams the server opens.
+	Client *Client
 
+	conn    *grpc.ClientConn
 	raw     *recordingConn
 	sess    *yamux.Session
 	mu      sync.Mutex
@@ -297,20 +297,23 @@ func DialNetwork(ctx context.Context, addr string, cfg *tls.Config, logger hclog
 		_ = sess.Close()
 		return nil, err
 	}
-	return &NetworkConn{Remote: &Remote{Plugin: pluginv1.NewPluginClient(gc)}, Conn: gc, raw: rec, sess: sess}, nil
+	c := &NetworkConn{conn: gc, raw: rec, sess: sess}
+	c.Client = newClient(gc, c.serveHost, sess.CloseChan())
+	return c, nil
 }
 
-// ServeHost serves the host's capability server, whose services register
-// registers, on the connection: the plugin reaches it on streams it opens. The broker id in the Load request
-// is unused on a network connection.
-func (c *NetworkConn) ServeHost(register func(*grpc.Server)) {
+// serveHost serves the host's capability server on the connection: the
+// plugin reaches it on streams it opens, so the broker id of the Load
+// request is 0.
+func (c *NetworkConn) serveHost(h HostServer) uint32 {
 	s := grpc.NewServer(grpc.MaxRecvMsgSize(MaxMessageBytes), grpc.MaxSendMsgSize(MaxMessageBytes),
 		grpc.MaxConcurrentStreams(math.MaxUint32))
-	register(s)
+	RegisterHost(s, h)
 	c.mu.Lock()
 	c.servers = append(c.servers, s)
 	c.mu.Unlock()
 	go func() { _ = s.Serve(c.sess) }()
+	return 0
 }
 
 // Done is closed once the connection is gone.
@@ -336,7 +339,8 @@ func isRemoteTLSError(err error) bool {
 
 // Close closes the connection and the capability servers on it.
 func (c *NetworkConn) Close() {
-	_ = c.Conn.Close()
+	c.Client.Close()
+	_ = c.conn.Close()
 	_ = c.sess.Close()
 	c.mu.Lock()
 	servers := c.servers

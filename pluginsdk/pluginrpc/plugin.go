@@ -9,8 +9,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
@@ -33,7 +31,7 @@ type Server interface {
 type DialHost func() (*HostClient, error)
 
 // Plugin is the go-plugin plugin type of the wire contract. On the plugin
-// side it serves Server; on the host side it dispenses a *Remote.
+// side it serves Server; on the host side it dispenses a *Client.
 type Plugin struct {
 	plugin.NetRPCUnsupportedPlugin
 	// Impl is served on the plugin side; nil on the host side.
@@ -66,9 +64,19 @@ func (p *Plugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
 	return nil
 }
 
-// GRPCClient returns a *Remote.
-func (p *Plugin) GRPCClient(_ context.Context, broker *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
-	return &Remote{Plugin: pluginv1.NewPluginClient(conn), Broker: broker}, nil
+// GRPCClient returns a *Client whose capability server is served on the
+// broker; ctx is go-plugin's, which ends when the plugin process exits.
+func (p *Plugin) GRPCClient(ctx context.Context, broker *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
+	serve := func(h HostServer) uint32 {
+		id := broker.NextId()
+		go broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
+			s := grpc.NewServer(opts...)
+			RegisterHost(s, h)
+			return s
+		})
+		return id
+	}
+	return newClient(conn, serve, ctx.Done()), nil
 }
 
 func newGRPCServer(impl Server, broker *plugin.GRPCBroker, logger hclog.Logger, grace time.Duration, overrun func()) *grpcServer {
@@ -143,65 +151,4 @@ func (s *grpcServer) run(ctx context.Context, req *pluginv1.CallRequest) (*plugi
 		return nil, err
 	}
 	return ToProtoResult(r), nil
-}
-
-// Remote is the host's handle on a plugin: the Plugin client and the broker
-// on which the host serves its capabilities. Its methods speak Go values.
-type Remote struct {
-	Plugin pluginv1.PluginClient
-	Broker *plugin.GRPCBroker
-}
-
-// Describe asks the plugin for its tools.
-func (r *Remote) Describe(ctx context.Context) (Description, error) {
-	resp, err := r.Plugin.Describe(ctx, &pluginv1.DescribeRequest{})
-	if err != nil {
-		return Description{}, callErr(ctx, err)
-	}
-	return FromProtoDescription(resp), nil
-}
-
-// Load asks the plugin to construct its tools.
-func (r *Remote) Load(ctx context.Context, req LoadRequest) ([]ToolLoad, error) {
-	resp, err := r.Plugin.Load(ctx, ToProtoLoadRequest(req))
-	if err != nil {
-		return nil, callErr(ctx, err)
-	}
-	return FromProtoLoadResponse(resp), nil
-}
-
-// Call runs one tool call. A call whose ctx ends returns an error wrapping
-// ctx's error (context.Canceled or context.DeadlineExceeded).
-func (r *Remote) Call(ctx context.Context, req CallRequest) (Result, error) {
-	resp, err := r.Plugin.Call(ctx, ToProtoCallRequest(req))
-	if err != nil {
-		return Result{}, callErr(ctx, err)
-	}
-	res, ok := FromProtoResult(resp)
-	if !ok {
-		return Result{}, fmt.Errorf("the plugin returned an empty result")
-	}
-	return res, nil
-}
-
-// deadlineSlack is how close to its deadline a call may be ended by the
-// other side and still count as ended by the deadline.
-const deadlineSlack = 250 * time.Millisecond
-
-func callErr(ctx context.Context, err error) error {
-	// The deadline travels with the call: the plugin may end it a moment
-	// before this side's timer fires. Such an end is the deadline's.
-	if dl, ok := ctx.Deadline(); ok && ctx.Err() == nil && time.Until(dl) < deadlineSlack {
-		switch status.Code(err) {
-		case codes.Canceled, codes.DeadlineExceeded:
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Until(dl) + deadlineSlack):
-			}
-		}
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("the call ended: %w", context.Cause(ctx))
-	}
-	return fmt.Errorf("%s", status.Convert(err).Message())
 }

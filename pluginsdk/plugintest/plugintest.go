@@ -6,6 +6,16 @@
 //
 // New fails the test when a tool does not load; Load returns each tool's
 // load outcome, to test a skip or a constructor failure.
+//
+// The harness stands where kosong-host stands: it reads each tool's schema
+// from the plugin's Describe, checks every call's arguments against it
+// before the call reaches the plugin and fills in the schema's defaults
+// (with pluginsdk/arguments, as the host does), and calls the tools over
+// the Calls stream the host uses. Arguments the host would refuse (a
+// missing required parameter, an unknown one, a wrong type, text that is
+// not JSON) never reach the handler: Call returns the error result the
+// model would get, with the host's text ("Error validating JSON
+// arguments: missing parameter \"path\""), Brief "Invalid arguments".
 package plugintest
 
 import (
@@ -22,7 +32,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 
+	"google.golang.org/grpc/status"
+
 	"github.com/kosong-host/kosong-host/pluginsdk"
+	"github.com/kosong-host/kosong-host/pluginsdk/arguments"
+	"github.com/kosong-host/kosong-host/pluginsdk/deadline"
 	"github.com/kosong-host/kosong-host/pluginsdk/internal/bridge"
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
@@ -150,8 +164,10 @@ type ToolSpec struct {
 
 // Harness is a plugin served in-process over a real gRPC connection.
 type Harness struct {
-	remote *pluginrpc.Remote
+	client *pluginrpc.Client
 	opts   Options
+	// schemas are the described tools' parameters schemas, by tool name.
+	schemas map[string]*arguments.Schema
 
 	mu        sync.Mutex
 	approvals []ApprovalRequest
@@ -220,12 +236,26 @@ func Load(t testing.TB, opts Options, defs ...pluginsdk.Definition) (*Harness, [
 	if err != nil {
 		t.Fatalf("plugintest: dispense: %v", err)
 	}
-	h := &Harness{remote: raw.(*pluginrpc.Remote), opts: opts, active: map[string]bool{}}
+	h := &Harness{client: raw.(*pluginrpc.Client), opts: opts, active: map[string]bool{}, schemas: map[string]*arguments.Schema{}}
+	t.Cleanup(h.client.Close)
 
-	id := h.remote.ServeHost(fakeHost{h: h})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rl, err := h.remote.Load(ctx, pluginrpc.LoadRequest{
+	// As the host does: the described schemas check every call; a schema
+	// the host cannot use keeps the tool out of its toolset.
+	d, err := h.client.Describe(ctx)
+	if err != nil {
+		t.Fatalf("plugintest: describe: %v", err)
+	}
+	for _, spec := range d.Tools {
+		schema, err := arguments.Compile(spec.Name, spec.ParametersSchema)
+		if err != nil {
+			t.Fatalf("plugintest: %v (kosong-host refuses the tool)", err)
+		}
+		h.schemas[spec.Name] = schema
+	}
+	id := h.client.ServeHost(fakeHost{h: h})
+	rl, err := h.client.Load(ctx, pluginrpc.LoadRequest{
 		CapabilityBrokerID: id,
 		Capabilities:       opts.Capabilities,
 		Session:            pluginrpc.Session{ID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: opts.StateDir},
@@ -245,7 +275,7 @@ func Load(t testing.TB, opts Options, defs ...pluginsdk.Definition) (*Harness, [
 // Describe returns the plugin's tool specs.
 func (h *Harness) Describe(t testing.TB) []ToolSpec {
 	t.Helper()
-	d, err := h.remote.Describe(context.Background())
+	d, err := h.client.Describe(context.Background())
 	if err != nil {
 		t.Fatalf("plugintest: describe: %v", err)
 	}
@@ -257,15 +287,22 @@ func (h *Harness) Describe(t testing.TB) []ToolSpec {
 	return specs
 }
 
-// deadlineSlack: a call that ends this close to its deadline is taken as
-// ended by it.
-const deadlineSlack = 250 * time.Millisecond
-
 // Call runs one tool call with a fresh call id (call_1, call_2...) and
-// returns its result. The error is a failure of the call itself, not of the
-// tool: a call whose ctx ends first returns an error wrapping ctx's error
-// (errors.Is(err, context.Canceled) or context.DeadlineExceeded).
+// returns its result. Arguments the host would refuse return the host's
+// error result without reaching the tool; the tool gets the arguments
+// with the schema's defaults filled in, as from the host. The error is a
+// failure of the call itself, not of the tool: a call whose ctx ends first
+// returns an error wrapping ctx's error (errors.Is(err,
+// context.Canceled) or context.DeadlineExceeded).
 func (h *Harness) Call(ctx context.Context, tool, args string) (pluginsdk.Result, error) {
+	raw := json.RawMessage(args)
+	if schema, ok := h.schemas[tool]; ok {
+		checked, err := schema.Check(raw)
+		if err != nil {
+			return pluginsdk.Result{Kind: pluginsdk.KindError, Message: err.Error(), Brief: arguments.Brief}, nil
+		}
+		raw = checked
+	}
 	id := fmt.Sprintf("call_%d", h.nextID.Add(1))
 	h.mu.Lock()
 	h.active[id] = true
@@ -275,21 +312,16 @@ func (h *Harness) Call(ctx context.Context, tool, args string) (pluginsdk.Result
 		delete(h.active, id)
 		h.mu.Unlock()
 	}()
-	r, err := h.remote.Call(ctx, pluginrpc.CallRequest{ToolCallID: id, ToolName: tool, Arguments: json.RawMessage(args)})
+	r, err := h.client.Call(ctx, pluginrpc.CallRequest{ToolCallID: id, ToolName: tool, Arguments: raw})
 	// The deadline travels with the call, so the tool sees it end a moment
 	// before this side does: a call that ends that close to its deadline
 	// ended by it.
-	if dl, ok := ctx.Deadline(); ok && ctx.Err() == nil && time.Until(dl) < deadlineSlack {
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Until(dl) + deadlineSlack):
-		}
-	}
+	deadline.Await(ctx)
 	if ctx.Err() != nil {
 		return pluginsdk.Result{}, fmt.Errorf("plugintest: call %s: %w", tool, context.Cause(ctx))
 	}
 	if err != nil {
-		return pluginsdk.Result{}, fmt.Errorf("plugintest: call %s: %w", tool, err)
+		return pluginsdk.Result{}, fmt.Errorf("plugintest: call %s: %s", tool, status.Convert(err).Message())
 	}
 	return fromRPCResult(r), nil
 }
@@ -343,6 +375,8 @@ func fromRPCDisplay(blocks []pluginrpc.DisplayBlock) []pluginsdk.DisplayBlock {
 // fakeHost answers the plugin's capability requests from Options.
 type fakeHost struct{ h *Harness }
 
+var _ pluginrpc.HostServer = fakeHost{}
+
 func (f fakeHost) checkActive(id, what string) error {
 	f.h.mu.Lock()
 	defer f.h.mu.Unlock()
@@ -365,18 +399,18 @@ func (f fakeHost) RequestApproval(_ context.Context, req pluginrpc.ApprovalReque
 	return pluginrpc.Decision{Approved: d.Approved, Feedback: d.Feedback}, nil
 }
 
-func (f fakeHost) Environment(context.Context) (pluginrpc.Environment, error) {
+func (f fakeHost) GetEnvironment(context.Context) (pluginrpc.Environment, error) {
 	o := f.h.opts
 	return pluginrpc.Environment{OS: runtime.GOOS, ShellName: o.Shell.Name, ShellPath: o.Shell.Path,
 		WorkDir: o.WorkDir, Now: time.Now()}, nil
 }
 
-func (f fakeHost) Session(context.Context) (pluginrpc.Session, error) {
+func (f fakeHost) GetSession(context.Context) (pluginrpc.Session, error) {
 	o := f.h.opts
 	return pluginrpc.Session{ID: o.SessionID, WorkDir: o.WorkDir, StateDir: o.StateDir}, nil
 }
 
-func (f fakeHost) Config(_ context.Context, tool string) (json.RawMessage, error) {
+func (f fakeHost) GetConfig(_ context.Context, tool string) (json.RawMessage, error) {
 	if c, ok := f.h.opts.Configs[tool]; ok && c != "" {
 		return json.RawMessage(c), nil
 	}
@@ -416,7 +450,7 @@ func (f fakeHost) AskUser(_ context.Context, req pluginrpc.QuestionRequest) (plu
 	return pluginrpc.Answers{Answers: a.Answers, Dismissed: a.Dismissed}, nil
 }
 
-func (f fakeHost) Model(context.Context) (pluginrpc.ModelInfo, error) {
+func (f fakeHost) GetModel(context.Context) (pluginrpc.ModelInfo, error) {
 	m := f.h.opts.Model
 	if m == nil {
 		return pluginrpc.ModelInfo{}, fmt.Errorf("the harness offers no Model")

@@ -1,16 +1,15 @@
-package toolset
+package arguments
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math/big"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
-
-	"github.com/kosong-host/kosong-host/providers"
 )
 
 // fuzzSchema is a tool schema with the keywords tool schemas use: required,
@@ -40,14 +39,20 @@ func within(t *testing.T, args string, fn func()) {
 	}
 }
 
-// checkRejection: a rejection is a one-line, bounded message.
-func checkRejection(t *testing.T, bad *Result) {
+// checkRejection: a rejection is an *Error with a one-line, bounded message.
+func checkRejection(t *testing.T, bad error) {
 	t.Helper()
-	if bad.Kind != Failed || strings.ContainsAny(bad.Message, "\n\r") || utf8.RuneCountInString(bad.Message) > maxMessage+60 {
-		t.Fatalf("rejection %+v", bad)
+	var e *Error
+	if !errors.As(bad, &e) {
+		t.Fatalf("rejection %T %v", bad, bad)
 	}
-	if !strings.HasPrefix(bad.Message, "Error parsing JSON arguments: ") && !strings.HasPrefix(bad.Message, "Error validating JSON arguments: ") {
-		t.Fatalf("rejection message %q", bad.Message)
+	msg := bad.Error()
+	if strings.ContainsAny(msg, "\n\r") || utf8.RuneCountInString(msg) > maxMessage+60 {
+		t.Fatalf("rejection %q", msg)
+	}
+	prefix := map[Kind]string{Unparsable: "Error parsing JSON arguments: ", Invalid: "Error validating JSON arguments: "}[e.Kind]
+	if prefix == "" || !strings.HasPrefix(msg, prefix) {
+		t.Fatalf("rejection of kind %d: %q", e.Kind, msg)
 	}
 }
 
@@ -79,14 +84,14 @@ func FuzzValidateArguments(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	schema, err := compileSchema("Fuzz", []byte(fuzzSchema))
+	schema, err := Compile("Fuzz", []byte(fuzzSchema))
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, args string) {
 		var out json.RawMessage
-		var bad *Result
-		within(t, args, func() { out, bad = schema.check([]byte(args)) })
+		var bad error
+		within(t, args, func() { out, bad = schema.Check([]byte(args)) })
 		if bad != nil {
 			checkRejection(t, bad)
 			return
@@ -94,7 +99,7 @@ func FuzzValidateArguments(f *testing.F) {
 		if why := violation(out); why != "" {
 			t.Fatalf("accepted %q as %s, which the schema forbids: %s", args, out, why)
 		}
-		again, bad := schema.check(out)
+		again, bad := schema.Check(out)
 		if bad != nil || !bytes.Equal(again, out) {
 			t.Fatalf("%s, accepted, is now %s / %+v", out, again, bad)
 		}
@@ -188,9 +193,9 @@ func FuzzCompileSchema(f *testing.F) {
 	f.Add(`[]`, `{}`)
 	f.Add(`{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"integer","default":"x"}}}}}`, `{"a":{}}`)
 	f.Fuzz(func(t *testing.T, schemaText, args string) {
-		var schema *argsSchema
+		var schema *Schema
 		var err error
-		within(t, schemaText, func() { schema, err = compileSchema("Fuzz", []byte(schemaText)) })
+		within(t, schemaText, func() { schema, err = Compile("Fuzz", []byte(schemaText)) })
 		if err != nil {
 			if msg := err.Error(); !strings.HasPrefix(msg, "tool Fuzz: ") || strings.ContainsAny(msg, "\n\r") {
 				t.Fatalf("schema error %q", msg)
@@ -198,8 +203,8 @@ func FuzzCompileSchema(f *testing.F) {
 			return
 		}
 		var out json.RawMessage
-		var bad *Result
-		within(t, args, func() { out, bad = schema.check([]byte(args)) })
+		var bad error
+		within(t, args, func() { out, bad = schema.Check([]byte(args)) })
 		if bad != nil {
 			checkRejection(t, bad)
 			return
@@ -208,9 +213,9 @@ func FuzzCompileSchema(f *testing.F) {
 			t.Fatalf("accepted %q as invalid JSON %q", args, out)
 		}
 		var again json.RawMessage
-		within(t, string(out), func() { again, bad = schema.check(out) })
+		within(t, string(out), func() { again, bad = schema.Check(out) })
 		if bad != nil {
-			t.Fatalf("%s, accepted, is now refused: %s", out, bad.Message)
+			t.Fatalf("%s, accepted, is now refused: %v", out, bad)
 		}
 		_ = again
 	})
@@ -218,7 +223,7 @@ func FuzzCompileSchema(f *testing.F) {
 
 // TestSelfApplyingSchemaRefused: a schema that applies itself to the same
 // value (found by FuzzCompileSchema: {"$ref":"#"} overflowed the stack of
-// the whole host at the first call) is refused when the tool is added,
+// the whole host at the first call) is refused when it is compiled,
 // while recursion through a nested value stays allowed.
 func TestSelfApplyingSchemaRefused(t *testing.T) {
 	tests := []struct {
@@ -235,7 +240,7 @@ func TestSelfApplyingSchemaRefused(t *testing.T) {
 		{`{"type":"object","$defs":{"a":{"type":"string"}},"allOf":[{"$ref":"#/$defs/a"}],"anyOf":[{"$ref":"#/$defs/a"}]}`, ""},
 	}
 	for _, tt := range tests {
-		err := New(nil).Add(fakeTool{spec: Spec{Name: "Loop", Parameters: json.RawMessage(tt.schema)}, call: echoArgs})
+		_, err := Compile("Loop", []byte(tt.schema))
 		switch {
 		case tt.loc == "" && err != nil:
 			t.Errorf("%s: %v", tt.schema, err)
@@ -244,7 +249,7 @@ func TestSelfApplyingSchemaRefused(t *testing.T) {
 			t.Errorf("%s: %v", tt.schema, err)
 		}
 	}
-	if err := New(nil).Add(fakeTool{spec: Spec{Name: "Loop", Parameters: json.RawMessage(`{"$ref":"#"}`)}, call: echoArgs}); err == nil ||
+	if _, err := Compile("Loop", []byte(`{"$ref":"#"}`)); err == nil ||
 		err.Error() != "tool Loop: parameters schema: the schema at # applies itself to the same value ($ref through allOf, anyOf, oneOf, not, if, then or else without a nested property or item), so no value can be validated" {
 		t.Fatalf("message: %v", err)
 	}
@@ -254,17 +259,19 @@ func TestSelfApplyingSchemaRefused(t *testing.T) {
 // schema (found by FuzzCompileSchema) is not filled in: the tool gets the
 // arguments as given, never arguments its schema forbids.
 func TestDefaultThatDoesNotFit(t *testing.T) {
-	schema := `{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"integer","default":"x"}}},"n":{"type":"integer","default":2}}}`
-	ts := newSet(t, fakeTool{spec: Spec{Name: "Bad", Parameters: json.RawMessage(schema)}, call: echoArgs})
+	schema, err := Compile("Bad", []byte(`{"type":"object","properties":{"a":{"type":"object","properties":{"b":{"type":"integer","default":"x"}}},"n":{"type":"integer","default":2}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct{ args, got string }{
 		{`{"a":{}}`, `{"a":{}}`},
 		{`{"a":{"b":1}}`, `{"a":{"b":1},"n":2}`},
 		{`{}`, `{}`}, // the default of a.b would be filled in too
 	}
 	for _, tt := range tests {
-		r := ts.Handle(context.Background(), providers.ToolCall{ID: "1", Name: "Bad", Arguments: tt.args}).Result()
-		if r.IsError() || r.OutputText() != tt.got {
-			t.Errorf("%s: %+v, want output %s", tt.args, r, tt.got)
+		got, err := schema.Check([]byte(tt.args))
+		if err != nil || string(got) != tt.got {
+			t.Errorf("%s: %s %v, want %s", tt.args, got, err, tt.got)
 		}
 	}
 }
@@ -273,11 +280,14 @@ func TestDefaultThatDoesNotFit(t *testing.T) {
 // bounded like a validation message (found by FuzzValidateArguments: a
 // number too large for a float64 was quoted whole).
 func TestParseErrorBounded(t *testing.T) {
-	ts := newSet(t, fakeTool{spec: Spec{Name: "Shell", Parameters: json.RawMessage(shellSchema)}, call: echoArgs})
-	r := ts.Handle(context.Background(), providers.ToolCall{ID: "1", Name: "Shell",
-		Arguments: `{"command":"ls","timeout":2` + strings.Repeat("0", 5000) + `}`}).Result()
-	if !r.IsError() || !strings.HasPrefix(r.Message, "Error parsing JSON arguments: json: cannot unmarshal number 2000") ||
-		utf8.RuneCountInString(r.Message) > maxMessage+len("Error parsing JSON arguments: ")+1 || !strings.HasSuffix(r.Message, "…") {
-		t.Fatalf("%d characters: %q", len(r.Message), r.Message)
+	schema, err := Compile("Shell", []byte(`{"type":"object","properties":{"command":{"type":"string"},"timeout":{"type":"integer"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = schema.Check([]byte(`{"command":"ls","timeout":2` + strings.Repeat("0", 5000) + `}`))
+	msg := fmt.Sprint(err)
+	if !strings.HasPrefix(msg, "Error parsing JSON arguments: json: cannot unmarshal number 2000") ||
+		utf8.RuneCountInString(msg) > maxMessage+len("Error parsing JSON arguments: ")+1 || !strings.HasSuffix(msg, "…") {
+		t.Fatalf("%d characters: %q", len(msg), msg)
 	}
 }

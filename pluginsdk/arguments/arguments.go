@@ -1,4 +1,18 @@
-package toolset
+// Package arguments checks a tool call's JSON arguments against the tool's
+// parameters schema (JSON Schema, draft 2020-12 or 07, with
+// google/jsonschema-go, the library the SDK generates schemas with) and
+// fills in the defaults of absent properties, in nested objects too.
+//
+// kosong-host checks every call with it before the call reaches a plugin
+// (or an MCP server), and plugintest checks calls the same way, so that a
+// tool's tests see the arguments, and the refusals, production does. A
+// refusal is an *Error whose text is what the model reads:
+//
+//	Error parsing JSON arguments: unexpected EOF
+//	Error validating JSON arguments: missing parameter "path"
+//	Error validating JSON arguments: unknown parameter "cwd"
+//	Error validating JSON arguments: parameter "text": type: 1 has type "integer", want "string"
+package arguments
 
 import (
 	"bytes"
@@ -16,9 +30,42 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// argsSchema is a tool's parameters schema, resolved to validate arguments
-// and fill in their defaults.
-type argsSchema struct {
+// Brief is the one-line summary a user interface shows for refused
+// arguments.
+const Brief = "Invalid arguments"
+
+// Kind says why arguments were refused.
+type Kind int
+
+// The kinds of refusal.
+const (
+	// Unparsable arguments are not one JSON value.
+	Unparsable Kind = iota + 1
+	// Invalid arguments are JSON that the schema does not accept.
+	Invalid
+)
+
+// Error is arguments refused. Its text, one line of bounded length, starts
+// with "Error parsing JSON arguments: " or "Error validating JSON
+// arguments: ".
+type Error struct {
+	Kind Kind
+	// Err says what is wrong (for Invalid, naming the parameter).
+	Err error
+}
+
+func (e *Error) Error() string {
+	if e.Kind == Unparsable {
+		return "Error parsing JSON arguments: " + e.Err.Error()
+	}
+	return "Error validating JSON arguments: " + e.Err.Error()
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Schema is a tool's parameters schema, resolved to check arguments and
+// fill in their defaults. It is safe for concurrent use.
+type Schema struct {
 	resolved *jsonschema.Resolved
 	defaults bool // a property, at any depth of objects, has a default
 }
@@ -31,8 +78,11 @@ const (
 	draft2020 = "https://json-schema.org/draft/2020-12/schema"
 )
 
-// compileSchema resolves a tool's parameters schema.
-func compileSchema(tool string, raw []byte) (*argsSchema, error) {
+// Compile resolves a tool's parameters schema. The error is one line
+// naming the tool ("tool NAME: parameters schema: ..."): a schema that is
+// not JSON, that the library cannot resolve, or that applies itself to the
+// value it validates (which no value could be validated against).
+func Compile(tool string, raw []byte) (*Schema, error) {
 	if !json.Valid(raw) {
 		return nil, fmt.Errorf("tool %s: parameters schema is not JSON", tool)
 	}
@@ -59,7 +109,7 @@ func compileSchema(tool string, raw []byte) (*argsSchema, error) {
 		return nil, fmt.Errorf("tool %s: parameters schema: the schema at %s applies itself to the same value "+
 			"($ref through allOf, anyOf, oneOf, not, if, then or else without a nested property or item), so no value can be validated", tool, loc)
 	}
-	return &argsSchema{resolved: rs, defaults: propertiesHaveDefaults(&s)}, nil
+	return &Schema{resolved: rs, defaults: propertiesHaveDefaults(&s)}, nil
 }
 
 // selfApplying returns the location (a JSON pointer) of a schema of doc
@@ -190,18 +240,23 @@ func propertiesHaveDefaults(s *jsonschema.Schema) bool {
 	return false
 }
 
-// check validates args (JSON, not empty) and returns them with the
-// defaults of absent properties filled in, in nested objects too. The
-// error is a ParseError or ValidateError result.
-func (s *argsSchema) check(args []byte) (json.RawMessage, *Result) {
+// Check validates a call's arguments and returns them with the defaults
+// of absent properties filled in, in nested objects too; numbers reach
+// the tool as written. Empty arguments and null are taken as {}. A
+// default that does not fit its own property (an MCP server's schema may
+// have one) would hand the tool what its schema forbids: the arguments
+// then go as given, without defaults. The error is an *Error.
+func (s *Schema) Check(args []byte) (json.RawMessage, error) {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
+		args = []byte("{}")
+	}
 	var inst any
 	if err := decodeOne(args, &inst, false); err != nil {
-		r := ParseError(bounded(err))
-		return nil, &r
+		return nil, &Error{Kind: Unparsable, Err: bounded(err)}
 	}
 	if err := s.resolved.Validate(inst); err != nil {
-		r := ValidateError(errors.New(validationMessage(err)))
-		return nil, &r
+		return nil, &Error{Kind: Invalid, Err: errors.New(validationMessage(err))}
 	}
 	if !s.defaults {
 		return args, nil
@@ -209,21 +264,15 @@ func (s *argsSchema) check(args []byte) (json.RawMessage, *Result) {
 	// Again with numbers as written, so that the tool gets them unchanged.
 	var exact any
 	if err := decodeOne(args, &exact, true); err != nil {
-		r := ParseError(bounded(err))
-		return nil, &r
+		return nil, &Error{Kind: Unparsable, Err: bounded(err)}
 	}
 	if err := s.resolved.ApplyDefaults(&exact); err != nil {
-		r := ValidateError(fmt.Errorf("applying defaults: %s", oneLine(err.Error())))
-		return nil, &r
+		return nil, &Error{Kind: Invalid, Err: fmt.Errorf("applying defaults: %s", oneLine(err.Error()))}
 	}
 	b, err := json.Marshal(exact)
 	if err != nil {
-		r := ValidateError(fmt.Errorf("applying defaults: %w", err))
-		return nil, &r
+		return nil, &Error{Kind: Invalid, Err: fmt.Errorf("applying defaults: %w", err)}
 	}
-	// A default that does not fit its own property (an MCP server's schema
-	// may have one) would hand the tool what its schema forbids: the
-	// arguments then go as given, without defaults.
 	var filled any
 	if decodeOne(b, &filled, false) != nil || s.resolved.Validate(filled) != nil {
 		return args, nil

@@ -1,4 +1,4 @@
-package capability
+package pluginrpc
 
 import (
 	"testing"
@@ -8,12 +8,12 @@ import (
 	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
 
-// A remote tool server's capability server offers every service the
-// broker's does: Offered may name UserInput and Model to either.
-func TestRegisterServesEveryCapability(t *testing.T) {
+// RegisterHost serves every capability service, wherever the capability
+// server runs: a host may offer UserInput and Model to any plugin.
+func TestRegisterHostServesEveryCapability(t *testing.T) {
 	s := grpc.NewServer()
 	t.Cleanup(s.Stop)
-	(&Host{Plugin: "p"}).Register(s)
+	RegisterHost(s, nil)
 	got := s.GetServiceInfo()
 	for _, d := range []grpc.ServiceDesc{
 		pluginv1.Approval_ServiceDesc, pluginv1.Environment_ServiceDesc, pluginv1.Session_ServiceDesc,
@@ -21,7 +21,10 @@ func TestRegisterServesEveryCapability(t *testing.T) {
 		pluginv1.Model_ServiceDesc,
 	} {
 		if _, ok := got[d.ServiceName]; !ok {
-			t.Errorf("Register does not serve %s", d.ServiceName)
+			t.Errorf("RegisterHost does not serve %s", d.ServiceName)
 		}
+	}
+	if len(got) != 7 {
+		t.Errorf("RegisterHost serves %d services, want the 7 capabilities", len(got))
 	}
 }
