@@ -101,6 +101,7 @@ require (
 	gopkg.in/warnings.v0 v0.1.2 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
+	mvdan.cc/sh/v3 v3.14.1 // indirect
 )
 
 tool (
