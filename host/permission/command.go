@@ -16,7 +16,24 @@ const (
 	maxCommandBytes = 64 << 10
 	maxBodyDepth    = 3
 	maxUnwrap       = 8
+	maxNesting      = 64
+	maxParenDepth   = 128
 )
+
+// parenDepth is how deep ( nest in src, quotes ignored.
+func parenDepth(src string) int {
+	depth, most := 0, 0
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '(':
+			depth++
+			most = max(most, depth)
+		case ')':
+			depth = max(depth-1, 0)
+		}
+	}
+	return most
+}
 
 // Command is a shell command as the rules see it: every simple command it
 // runs, and what the parser cannot vouch for.
@@ -103,6 +120,11 @@ func (a *analysis) parse(src, context string, depth int) {
 		a.unproven(fmt.Sprintf("longer than %d KiB", maxCommandBytes>>10), "")
 		return
 	}
+	if parenDepth(src) > maxParenDepth {
+		// The parser backtracks on deep (( and takes seconds there.
+		a.unproven(fmt.Sprintf("parentheses nested more than %d deep", maxParenDepth), "")
+		return
+	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(src), "")
 	if err != nil {
 		a.unproven("cannot parse", err.Error())
@@ -118,14 +140,21 @@ type walker struct {
 	src     string
 	context string
 	depth   int
+	nesting int
 }
 
+// in is a walker for commands nested in this one's ($( ), <( )...); nil
+// (and the command unproven) past maxNesting levels.
 func (w *walker) in(what string) *walker {
+	if w.nesting >= maxNesting {
+		w.a.unproven(fmt.Sprintf("substitutions nested more than %d deep", maxNesting), "")
+		return nil
+	}
 	ctx := "in " + what
 	if w.context != "" {
 		ctx += ", " + w.context
 	}
-	return &walker{a: w.a, src: w.src, context: ctx, depth: w.depth}
+	return &walker{a: w.a, src: w.src, context: ctx, depth: w.depth, nesting: w.nesting + 1}
 }
 
 // text is a node as written.
@@ -258,7 +287,9 @@ func (w *walker) redirect(r *syntax.Redirect) bool {
 		w.word(r.Word)
 	}
 	if r.Hdoc != nil {
-		w.in("a here-document").word(r.Hdoc)
+		if in := w.in("a here-document"); in != nil {
+			in.word(r.Hdoc)
+		}
 	}
 	target, lit := "", false
 	if r.Word != nil {
@@ -386,9 +417,13 @@ func (w *walker) part(p syntax.WordPart) {
 		if p.Backquotes {
 			what = "` `"
 		}
-		w.in(what).stmts(p.Stmts)
+		if in := w.in(what); in != nil {
+			in.stmts(p.Stmts)
+		}
 	case *syntax.ProcSubst:
-		w.in(p.Op.String() + " )").stmts(p.Stmts)
+		if in := w.in(p.Op.String() + " )"); in != nil {
+			in.stmts(p.Stmts)
+		}
 	case *syntax.ArithmExp:
 		w.arith(p.X)
 	case *syntax.ParamExp:
@@ -647,11 +682,13 @@ func (w *walker) resolve(args []*syntax.Word) []string {
 			w.a.unproven("dynamic command name", w.words(args))
 			return out
 		}
-		line := name
+		var line strings.Builder
+		line.WriteString(name)
 		for _, a := range args[1:] {
-			line += " " + w.literalText(a)
+			line.WriteString(" ")
+			line.WriteString(w.literalText(a))
 		}
-		out = append(out, line)
+		out = append(out, line.String())
 		next, wrapped := w.unwrap(name, args[1:])
 		if !wrapped {
 			return out
