@@ -401,10 +401,23 @@ func (w *walker) word(word *syntax.Word) {
 	if word == nil {
 		return
 	}
+	lits := ""
 	for _, p := range word.Parts {
+		if l, ok := p.(*syntax.Lit); ok {
+			lits += l.Value
+		} else {
+			lits += " "
+		}
 		w.part(p)
 	}
+	if zshExpansion.MatchString(lits) {
+		// Plain text to bash; zsh expands $~x (a glob of x's value,
+		// whose qualifiers can run code), $=x, $^x, $+x.
+		w.a.unproven("zsh expansion", w.text(word))
+	}
 }
+
+var zshExpansion = regexp.MustCompile(`\$[~=^+]`)
 
 func (w *walker) part(p syntax.WordPart) {
 	switch p := p.(type) {

@@ -84,6 +84,8 @@ func TestAllowEveryCommand(t *testing.T) {
 		{"echo ${x@P}", None, "prompt expansion"},
 		{"ls *(e:x:)", None, "extended glob"},
 		{"ls (x)", None, "cannot parse"},
+		{"ls $~x", None, "zsh expansion: $~x"},
+		{"ls =(touch X)", None, "cannot parse"},
 		{"", None, "no command"},
 	} {
 		d := s.Decide(shell, shellArgs(tc.cmd))
