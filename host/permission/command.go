@@ -770,6 +770,11 @@ func (w *walker) unwrap(name string, args []*syntax.Word) ([]*syntax.Word, bool)
 	case name == "eval":
 		w.evalBody("eval", args)
 		return nil, false
+	case name == "source" || name == ".":
+		if len(args) > 0 && inputScript(args[0]) {
+			w.a.unproven(name+" of its input", name+" "+w.words(args))
+		}
+		return nil, false
 	case name == "trap":
 		w.trap(args)
 		return nil, false
@@ -970,9 +975,26 @@ options:
 		w.shellString(name, operands[0])
 	case hasC:
 		w.a.unproven(name+" -c without a body", name+" "+w.words(args))
-	case stdin || len(operands) == 0:
+	case stdin || len(operands) == 0 || inputScript(operands[0]):
 		w.a.unproven("a shell reading commands from its input", strings.TrimSpace(name+" "+w.words(args)))
 	}
+}
+
+// inputScript reports whether a script operand is the command's input or
+// a process substitution (bash <(echo ...), source /dev/stdin <<< ...):
+// code written in the command the parser does not see as code.
+func inputScript(wd *syntax.Word) bool {
+	for _, p := range wd.Parts {
+		if _, ok := p.(*syntax.ProcSubst); ok {
+			return true
+		}
+	}
+	v, ok := literal(wd)
+	if !ok {
+		return false
+	}
+	return v == "-" || v == "/dev/stdin" || strings.HasPrefix(v, "/dev/fd/") || strings.HasPrefix(v, "/proc/self/fd/") ||
+		(strings.HasPrefix(v, "/proc/") && strings.Contains(v, "/fd/"))
 }
 
 func (w *walker) shellString(name string, body *syntax.Word) {
