@@ -26,6 +26,9 @@ func newPermissionsCmd(g *globals) *cobra.Command {
 		Short: "Say which permission rule decides a call of TOOL with these arguments, and why",
 		Long: `Say which permission rule decides a call of TOOL with the JSON arguments:
 deny, ask or allow, the rule, its file and line, and the argument it matched.
+For a shell command, each simple command in it (nested ones included) is
+listed with the allow rule that matches it, or why none does (a redirection
+to a file, a command the parser cannot prove safe).
 The rules come from agent.yaml and the configuration file; the agent's
 plugins are loaded to learn which argument each tool's rules match. Nothing
 is called.`,
@@ -66,6 +69,20 @@ is called.`,
 					fmt.Fprintf(out, "  rule argument: %s = %q\n", tool.RuleArgument, d.Value)
 				}
 				fmt.Fprintf(out, "  %s\n", d.Reason)
+				if len(d.Parts) > 0 {
+					fmt.Fprintln(out, "  simple commands:")
+				}
+				for _, p := range d.Parts {
+					where := ""
+					if p.Context != "" {
+						where = " (" + p.Context + ")"
+					}
+					verdict := "allowed by " + p.Rule
+					if p.Rule == "" {
+						verdict = p.Note
+					}
+					fmt.Fprintf(out, "    %s%s: %s\n", p.Command, where, verdict)
+				}
 				switch d.Effect {
 				case permission.Deny:
 					fmt.Fprintln(out, "  the call is refused, with --yolo too")
@@ -73,6 +90,10 @@ is called.`,
 					fmt.Fprintln(out, "  the user is asked to approve it, even if its action was approved for the session (--yolo approves it; -p without --yolo rejects it)")
 				case permission.Allow:
 					fmt.Fprintln(out, "  its approval requests are approved by the rule")
+				default:
+					if len(d.Parts) > 0 || d.Unproven != "" {
+						fmt.Fprintln(out, "  not allowed by rules: the tool's own approval request decides (-p without --yolo rejects it)")
+					}
 				}
 				return nil
 			})

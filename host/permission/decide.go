@@ -99,12 +99,22 @@ type Decision struct {
 	Value string
 	// Reason says why, in one line.
 	Reason string
+	// Unproven says what part of a command argument the rules cannot
+	// check ("" for none); a deny or ask decided for that reason has it.
+	Unproven string
+	// Parts are the simple commands of a command argument and what the
+	// rules said of each (commands only, when a rule with a pattern was
+	// checked).
+	Parts []Part
 }
 
 // Decide runs the rules on a call with its (validated) arguments: the first
 // matching deny rule, else ask rule, else allow rule.
 func (s *Set) Decide(t Tool, args json.RawMessage) Decision {
 	value := argument(t, args)
+	if kind(t.RuleArgument) == kindCommand {
+		return s.decideCommand(t, value)
+	}
 	if s != nil {
 		for _, list := range [][]Rule{s.Deny, s.Ask, s.Allow} {
 			for _, r := range list {
@@ -159,8 +169,6 @@ func (s *Set) matches(r Rule, t Tool, value string) bool {
 		return s.matchPath(r, value)
 	case kindURL:
 		return matchURL(r, value)
-	case kindCommand:
-		return matchCommand(r, value)
 	}
 	return r.globRE.MatchString(value)
 }
@@ -185,78 +193,6 @@ func kind(arg string) argKind {
 		return kindCommand
 	}
 	return kindPlain
-}
-
-// matchCommand: deny and ask match when any part of a compound command
-// matches, allow when every part does.
-func matchCommand(r Rule, cmd string) bool {
-	parts := SplitCommand(cmd)
-	if len(parts) == 0 {
-		return r.globRE.MatchString(strings.TrimSpace(cmd))
-	}
-	for _, p := range parts {
-		m := r.globRE.MatchString(p)
-		if m && r.Effect != Allow {
-			return true
-		}
-		if !m && r.Effect == Allow {
-			return false
-		}
-	}
-	return r.Effect == Allow
-}
-
-// SplitCommand splits a shell command at && || ; | |& & and newlines
-// outside quotes, trimming each part and dropping empty ones.
-func SplitCommand(cmd string) []string {
-	var parts []string
-	var cur strings.Builder
-	flush := func() {
-		if p := strings.TrimSpace(cur.String()); p != "" {
-			parts = append(parts, p)
-		}
-		cur.Reset()
-	}
-	var quote rune
-	rs := []rune(cmd)
-	for i := 0; i < len(rs); i++ {
-		c := rs[i]
-		switch {
-		case quote != 0:
-			if c == '\\' && quote == '"' && i+1 < len(rs) {
-				cur.WriteRune(c)
-				i++
-				cur.WriteRune(rs[i])
-				continue
-			}
-			if c == quote {
-				quote = 0
-			}
-			cur.WriteRune(c)
-		case c == '\\' && i+1 < len(rs):
-			cur.WriteRune(c)
-			i++
-			cur.WriteRune(rs[i])
-		case c == '\'' || c == '"':
-			quote = c
-			cur.WriteRune(c)
-		case c == ';' || c == '\n' || c == '|' || c == '&':
-			flush()
-			for i+1 < len(rs) && (rs[i+1] == '&' || rs[i+1] == '|') {
-				i++
-			}
-		case c == '$' && i+1 < len(rs) && rs[i+1] == '(':
-			// A command substitution is a command of its own: it becomes a part.
-			flush()
-			i++
-		case c == '`' || c == ')':
-			flush()
-		default:
-			cur.WriteRune(c)
-		}
-	}
-	flush()
-	return parts
 }
 
 func matchURL(r Rule, raw string) bool {

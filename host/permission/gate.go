@@ -68,6 +68,12 @@ func ToolOf(s toolset.Spec) Tool {
 
 // DeniedResult is what the model sees for a call a deny rule stops.
 func DeniedResult(d Decision) toolset.Result {
+	if d.Unproven != "" {
+		return toolset.Result{Kind: toolset.Failed,
+			Message: fmt.Sprintf("Permission denied: the command cannot be checked against the rule `%s` (permissions.deny in %s): %s. Write each command name as plain text (no variables, eval or sh -c of a variable, no arithmetic on variables), or ask the user.",
+				d.Rule.Text, d.Rule.Where(), d.Unproven),
+			Brief: "Denied: cannot check against " + d.Rule.Text}
+	}
 	return toolset.Result{Kind: toolset.Failed,
 		Message: fmt.Sprintf("Permission denied: the rule `%s` (permissions.deny in %s) forbids this call. Do not try to get around it; ask the user if it is needed.",
 			d.Rule.Text, d.Rule.Where()),

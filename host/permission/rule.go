@@ -16,9 +16,25 @@
 //	FetchURL(domain:example.com)          host example.com (*.example.com: its subdomains)
 //	mcp:github__*            MCP tools by name (a glob over the toolset names)
 //
-// Shell commands are split at && || ; | & and newlines: a deny or ask rule
-// matches when any part matches, an allow rule only when every part does,
-// so Shell(git status*) never allows `git status; rm -rf ~`.
+// Shell commands are parsed with a bash parser (ParseCommand) into their
+// simple commands, nested ones included: those in $( ), backticks, <( ),
+// >( ), "...", here-documents, functions, subshells, pipelines and lists,
+// and the bodies of sh/bash/zsh -c, eval, trap and alias.
+//
+// An allow rule approves a command only when every simple command in it
+// matches an allow rule (as written, or without its quotes and escapes),
+// none redirects output to a file unless the rule's pattern has the
+// redirection (Shell(make * > build.log); reading, 2>&1 and writing to
+// /dev/null need nothing), and the parser can prove it: a parse error, a
+// dynamic command name ($X, a glob), eval or sh -c of a variable,
+// arithmetic on variables and the like are never allowed by a rule.
+//
+// A deny or ask rule matches when any simple command matches, as written,
+// without quotes, or resolved: the binary's directory dropped (/bin/rm and
+// ./rm are rm) and wrappers stripped (command, builtin, exec, env, nohup,
+// time, nice, timeout, sudo, doas, stdbuf, setsid, busybox, xargs). When a
+// tool has deny rules and part of a command cannot be resolved, the call
+// is denied (asked for ask rules): a deny rule holds under --yolo too.
 //
 // Path patterns: //abs is absolute, ~/x is in the home directory, /x is
 // relative to the folder of the file declaring the rule, ./x and x to the
