@@ -3,24 +3,15 @@ package spec
 import (
 	"slices"
 
-	"github.com/kosong-host/kosong-host/providers/registry"
+	"github.com/kosong-host/kosong-host/providers"
 )
 
-// otherSecretEnv are provider key variables of other tools that hold the
-// same keys (Kimi CLI's MOONSHOT_API_KEY, say).
-var otherSecretEnv = []string{"MOONSHOT_API_KEY", "AZURE_OPENAI_API_KEY", "DEEPSEEK_API_KEY", "OPENROUTER_API_KEY"}
-
-// SecretEnv reports whether name is a provider key variable: one of the
-// key variables of the built-in providers (providers/registry) or of
-// otherSecretEnv. A plugin's `env:` may name one only with allow_secrets.
-func SecretEnv(name string) bool {
-	if slices.Contains(otherSecretEnv, name) {
-		return true
-	}
-	for _, b := range registry.Builtins() {
-		if slices.Contains(b.APIKeyEnvs, name) {
-			return true
-		}
-	}
-	return false
+// SecretEnv reports whether name is a provider key variable: one of
+// providers.KeyVariables (the built-in providers' and well-known ones of
+// other tools) or of extra (more key variables, such as those the
+// configuration file names with api_key_env). A plugin's `env:` may name
+// one, and an MCP server's env or headers may expand one, only with
+// allow_secrets.
+func SecretEnv(name string, extra ...string) bool {
+	return slices.Contains(providers.KeyVariables(), name) || slices.Contains(extra, name)
 }
