@@ -14,6 +14,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/mcpclient"
 	"github.com/kosong-host/kosong-host/host/plugin"
+	"github.com/kosong-host/kosong-host/providers/config"
 )
 
 // globals are the flags every command shares.
@@ -27,6 +28,9 @@ type globals struct {
 	startLimit  time.Duration
 	mcpWait     time.Duration
 	logger      hclog.Logger
+	// configPath is the command's --config ("" when it has none or it is
+	// not given: the default path).
+	configPath string
 }
 
 func newRootCmd() *cobra.Command {
@@ -48,6 +52,9 @@ func newRootCmd() *cobra.Command {
 			// go-plugin also writes to the standard logger: route it through ours.
 			log.SetFlags(0)
 			log.SetOutput(g.logger.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}))
+			if f := cmd.Flags().Lookup("config"); f != nil {
+				g.configPath = f.Value.String()
+			}
 			return g.findAgent(cmd)
 		},
 	}
@@ -76,6 +83,10 @@ func (g *globals) loadOptions(decider approval.Decider, sessionID, stateDir stri
 	if err != nil {
 		return agent.Options{}, err
 	}
+	secrets, err := configKeyVariables(g.configPath)
+	if err != nil {
+		return agent.Options{}, err
+	}
 	return agent.Options{
 		DefaultAgentPath: defaultAgentPath(),
 		PluginDirs:       g.searchDirs(),
@@ -91,10 +102,29 @@ func (g *globals) loadOptions(decider approval.Decider, sessionID, stateDir stri
 		LockFile:         agent.LockFileFor(g.agentPath),
 		MCPStartupWait:   g.mcpWait,
 		SandboxExec:      sandboxExecutable(),
+		SecretEnv:        secrets,
 		// Commands that select no model (tools, mcp serve) know nothing of
 		// it; run replaces this with the selected model's facts.
 		Model: &agent.Model{},
 	}, nil
+}
+
+// configKeyVariables are the key variables the configuration file names
+// (api_key_env): --config, else the default path (a missing default file
+// names none). No plugin or MCP server gets one without allow_secrets.
+func configKeyVariables(path string) ([]string, error) {
+	if path != "" {
+		f, err := config.Load(path)
+		if err != nil {
+			return nil, err
+		}
+		return f.KeyVariables(), nil
+	}
+	f, _, err := config.LoadOptional(config.DefaultPath(os.Getenv))
+	if err != nil {
+		return nil, err
+	}
+	return f.KeyVariables(), nil
 }
 
 // searchDirs lists where bare plugin names are looked up: --plugin-dir,

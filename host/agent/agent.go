@@ -103,6 +103,11 @@ type Options struct {
 	// MCPConfigFiles are MCP config files (--mcp-config-file) whose servers
 	// are loaded besides the spec's mcp_servers.
 	MCPConfigFiles []string
+	// SecretEnv are more provider key variables than the built-in ones
+	// (spec.SecretEnv): the api_key_env names of the configuration file.
+	// A plugin whose env names one, or an MCP server whose env or headers
+	// expand one, is refused unless its entry says allow_secrets: true.
+	SecretEnv []string
 	// SandboxExec is the binary that serves `sandbox-exec` (the host's own),
 	// through which sandboxed plugins are launched; "" = plugins cannot be
 	// confined (a required sandbox then fails the load).
@@ -252,6 +257,9 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 // reference that does not resolve is a failure, an invalid lock file or
 // sandbox an error. builtin says which plugins the host binary serves.
 func pluginSpecs(s *spec.Spec, refs []spec.PluginRef, opts Options) (specs []plugin.Spec, builtin map[string]bool, failures []string, err error) {
+	if err := spec.CheckSecrets(refs, nil, opts.SecretEnv); err != nil {
+		return nil, nil, nil, err
+	}
 	fromLock, err := applyLock(s, refs, opts.LockFile)
 	if err != nil {
 		return nil, nil, nil, err
@@ -344,6 +352,9 @@ func ResolvePlugin(ref spec.PluginRef, dirs []string) (string, error) {
 func startMCP(ctx context.Context, s *spec.Spec, opts Options) (func() *mcpclient.Loaded, error) {
 	cfgs, err := mcpclient.Configs(s, opts.MCPConfigFiles)
 	if err != nil {
+		return nil, err
+	}
+	if err := spec.CheckSecrets(nil, cfgs, opts.SecretEnv); err != nil {
 		return nil, err
 	}
 	done := make(chan *mcpclient.Loaded, 1)

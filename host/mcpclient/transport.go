@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
-	"regexp"
 	"slices"
 	"sync"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kosong-host/kosong-host/host/proc"
+	"github.com/kosong-host/kosong-host/host/spec"
 )
 
 // conn is one connection to the server (one process, for stdio): a
@@ -205,12 +205,8 @@ func (s *Server) env() []string {
 	return env
 }
 
-var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
 // expand replaces ${NAME} with the host's variable NAME ("" if unset).
-func expand(v string, getenv func(string) string) string {
-	return varRE.ReplaceAllStringFunc(v, func(m string) string { return getenv(m[2 : len(m)-1]) })
-}
+func expand(v string, getenv func(string) string) string { return spec.ExpandVars(v, getenv) }
 
 type headerTransport struct {
 	base    http.RoundTripper

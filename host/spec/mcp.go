@@ -36,6 +36,7 @@ import (
 //	    timeout: 30s                # each call, reset by progress (default 60s)
 //	    startup_timeout: 10s        # start, handshake and tools/list (default 10s)
 //	    disabled: true              # not started
+//	    allow_secrets: true         # env or headers may expand a provider key variable
 //
 // The keys of other hosts' config files are accepted too: Claude Desktop's and
 // Cursor's (`disabled`, `type`, `env`, `cwd`), Cline's and Roo's (`autoApprove`,
@@ -50,7 +51,8 @@ import (
 // "streamable_http"; it must agree with command / url. `transport: sse` with a url
 // selects the older HTTP+SSE transport (a GET event stream plus POSTed messages). The
 // values of env and headers may name host environment variables as ${NAME}; the client
-// expands them when it starts the server (host/mcpclient).
+// expands them when it starts the server (host/mcpclient, with ExpandVars). A provider
+// key variable (SecretEnv) may be named only in an entry that says allow_secrets: true.
 type MCPServer struct {
 	// Name is the server's name (its key), never empty.
 	Name string
@@ -78,6 +80,9 @@ type MCPServer struct {
 	StartupTimeout time.Duration
 	// Disabled servers are not started.
 	Disabled bool
+	// AllowSecrets lets Env and Headers expand a provider key variable
+	// (SecretEnv); without it such an entry is refused.
+	AllowSecrets bool
 	// AutoApprove lists the tools another host's config approves without
 	// asking (autoApprove, alwaysAllow; "*" for trust: true). Kept for
 	// tools lists; kosong-host asks approval for every call all the same.
@@ -119,7 +124,7 @@ var (
 	// mcpServerKeys are the keys messages list; other hosts' (see
 	// MCPServer) are accepted besides.
 	mcpServerKeys = []string{"command", "args", "env", "cwd", "url", "headers", "transport", "type", "prefix", "enabled_tools", "disabled_tools",
-		"timeout", "startup_timeout", "disabled"}
+		"timeout", "startup_timeout", "disabled", "allow_secrets"}
 	mcpServerNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 )
 
@@ -144,7 +149,7 @@ func (p *parser) mcpServer(k, n *yaml.Node) (MCPServer, error) {
 	}
 	where := "mcp server " + fmt.Sprintf("%q", s.Name)
 	var transport, cwd string
-	var transportNode, stdioOnly, httpOnly *yaml.Node
+	var transportNode, stdioOnly, httpOnly, envNode, headersNode *yaml.Node
 	err := p.mapping(n, where, func(k, v *yaml.Node) error {
 		var err error
 		switch k.Value {
@@ -157,7 +162,7 @@ func (p *parser) mcpServer(k, n *yaml.Node) (MCPServer, error) {
 			stdioOnly = k
 			s.Args, err = p.stringList(v, where+": args")
 		case "env":
-			stdioOnly = k
+			stdioOnly, envNode = k, v
 			s.Env, err = p.stringMap(v, where+": env")
 			for name := range s.Env {
 				if err == nil && !envNameRE.MatchString(name) {
@@ -180,8 +185,10 @@ func (p *parser) mcpServer(k, n *yaml.Node) (MCPServer, error) {
 				}
 			}
 		case "headers":
-			httpOnly = k
+			httpOnly, headersNode = k, v
 			s.Headers, err = p.stringMap(v, where+": headers")
+		case "allow_secrets":
+			s.AllowSecrets, err = p.boolean(v, where+": allow_secrets")
 		case "transport", "type", "transportType":
 			if transportNode != nil {
 				return p.errf(k, "%s: give transport or type, not both", where)
@@ -240,6 +247,13 @@ func (p *parser) mcpServer(k, n *yaml.Node) (MCPServer, error) {
 		return s, p.errf(stdioOnly, "%s: %s is for stdio servers (with command), not with url", where, stdioOnly.Value)
 	case s.Command != "" && httpOnly != nil:
 		return s, p.errf(httpOnly, "%s: headers are for HTTP servers (with url), not with command", where)
+	}
+	if field, key, name := s.secretRef(nil); name != "" {
+		at := envNode
+		if field == "headers" {
+			at = headersNode
+		}
+		return s, p.errf(at, "%s", mcpSecretMsg(s.Name, field, key, name))
 	}
 	if transportNode != nil {
 		switch strings.ToLower(transport) {

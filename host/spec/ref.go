@@ -284,13 +284,8 @@ func (p *parser) toolRefMapping(n *yaml.Node, what string) (ToolRef, error) {
 	if err := p.setPlugin(&r, pluginNode, r.Plugin, where); err != nil {
 		return r, err
 	}
-	if !r.AllowSecrets {
-		for _, name := range r.Env {
-			if SecretEnv(name) {
-				return r, p.errf(envNode, "%s: plugin %s: env names the provider key variable %s, which never reaches a plugin "+
-					"unless this entry says allow_secrets: true", where, r.Name(), name)
-			}
-		}
+	if name := r.secretEnv(nil); name != "" {
+		return r, p.errf(envNode, "%s: %s", where, pluginSecretMsg(r.Name(), name))
 	}
 	if r.Tools != nil {
 		for _, t := range r.Tools {

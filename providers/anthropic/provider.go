@@ -75,13 +75,13 @@ const (
 	// default cap).
 	DefaultThinkingBudget = 32000
 
-	BaseURLEnv = "ANTHROPIC_BASE_URL"
-	APIKeyEnv  = "ANTHROPIC_API_KEY"
-	ModelEnv   = "ANTHROPIC_MODEL_NAME"
+	BaseURLEnv = providers.AnthropicBaseURLEnv
+	APIKeyEnv  = providers.AnthropicAPIKeyEnv
+	ModelEnv   = providers.AnthropicModelEnv
 	// AuthTokenEnv holds a bearer token instead of an API key (gateways
 	// such as Moonshot's Anthropic-compatible endpoint); ANTHROPIC_API_KEY
 	// wins when both are set.
-	AuthTokenEnv = "ANTHROPIC_AUTH_TOKEN"
+	AuthTokenEnv = providers.AnthropicAuthTokenEnv
 )
 
 // Config configures a Provider.

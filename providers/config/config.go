@@ -153,6 +153,20 @@ func (m Model) Lacks(capability string) bool { return m.CapabilitiesDeclared && 
 // ProviderNames lists the configured providers, sorted.
 func (f *File) ProviderNames() []string { return sortedKeys(f.Providers) }
 
+// KeyVariables lists the variables the providers' api_key_env name,
+// sorted, unique: key variables the host refuses to hand to a plugin or an
+// MCP server (see host/spec.SecretEnv) as it refuses the built-in ones.
+func (f *File) KeyVariables() []string {
+	var names []string
+	for _, p := range f.Providers {
+		if p.APIKeyEnv != "" && !slices.Contains(names, p.APIKeyEnv) {
+			names = append(names, p.APIKeyEnv)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
 // Aliases lists the model aliases, sorted.
 func (f *File) Aliases() []string { return sortedKeys(f.Models) }
 

@@ -71,6 +71,26 @@ func TestParse(t *testing.T) {
 	}
 }
 
+func TestKeyVariables(t *testing.T) {
+	f, err := config.Parse("c.yaml", []byte(`
+providers:
+  b: {type: openai, api_key_env: CORP_LLM_TOKEN}
+  a: {type: anthropic, api_key_env: AAA_KEY}
+  c: {type: kimi, api_key_env: CORP_LLM_TOKEN}
+  d: {type: google, api_key: inline}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.KeyVariables(); !reflect.DeepEqual(got, []string{"AAA_KEY", "CORP_LLM_TOKEN"}) {
+		t.Errorf("KeyVariables = %v", got)
+	}
+	empty, _, _ := config.LoadOptional("")
+	if got := empty.KeyVariables(); len(got) != 0 {
+		t.Errorf("no file: KeyVariables = %v", got)
+	}
+}
+
 func TestParseEmpty(t *testing.T) {
 	for _, data := range []string{"", "# nothing\n", "providers:\nmodels:\n"} {
 		f, err := config.Parse("c.yaml", []byte(data))

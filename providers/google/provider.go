@@ -76,11 +76,11 @@ const (
 	// configured.
 	DefaultThinkingLevel = "high"
 
-	BaseURLEnv = "GOOGLE_BASE_URL"
-	APIKeyEnv  = "GOOGLE_API_KEY"
+	BaseURLEnv = providers.GoogleBaseURLEnv
+	APIKeyEnv  = providers.GoogleAPIKeyEnv
 	// AltAPIKeyEnv is read when APIKeyEnv is not set.
-	AltAPIKeyEnv = "GEMINI_API_KEY"
-	ModelEnv     = "GOOGLE_MODEL_NAME"
+	AltAPIKeyEnv = providers.GeminiAPIKeyEnv
+	ModelEnv     = providers.GoogleModelEnv
 )
 
 // Config configures a Provider.

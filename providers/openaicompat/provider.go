@@ -65,11 +65,11 @@ type Preset struct {
 var (
 	Kimi = Preset{
 		Name: "kimi", BaseURL: "https://api.moonshot.ai/v1", Model: "kimi-k2-turbo-preview",
-		BaseURLEnv: "KIMI_BASE_URL", APIKeyEnv: "KIMI_API_KEY", ModelEnv: "KIMI_MODEL_NAME",
+		BaseURLEnv: providers.KimiBaseURLEnv, APIKeyEnv: providers.KimiAPIKeyEnv, ModelEnv: providers.KimiModelEnv,
 	}
 	OpenAI = Preset{
 		Name: "openai", BaseURL: "https://api.openai.com/v1", Model: "gpt-5",
-		BaseURLEnv: "OPENAI_BASE_URL", APIKeyEnv: "OPENAI_API_KEY", ModelEnv: "OPENAI_MODEL_NAME",
+		BaseURLEnv: providers.OpenAIBaseURLEnv, APIKeyEnv: providers.OpenAIAPIKeyEnv, ModelEnv: providers.OpenAIModelEnv,
 	}
 )
 

@@ -65,10 +65,10 @@ func Describe(opts Options) (*Overview, error) {
 	for _, name := range r.file.ProviderNames() {
 		p := r.file.Providers[name]
 		st := ProviderStatus{Name: name, Type: p.Type, BaseURL: p.BaseURL}
-		if key, from, err := r.apiKey(p); err != nil {
+		if key, err := r.apiKey(p); err != nil {
 			st.Missing = err.Error()
-		} else if key != "" {
-			st.KeyFrom = from
+		} else if key.value != "" {
+			st.KeyFrom = key.from
 		}
 		status[name] = st
 		ov.Providers = append(ov.Providers, st)

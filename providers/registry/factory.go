@@ -71,14 +71,17 @@ func (r *resolver) timeoutsOf(p config.Provider, alias *config.Model) timeouts.T
 // build resolves the settings of provider p and makes it with its type's
 // factory; model is the model name when there is no alias.
 func (r *resolver) build(p config.Provider, alias *config.Model, model string) (*Selection, error) {
-	key, keyFrom, err := r.apiKey(p)
+	key, err := r.apiKey(p)
 	if err != nil {
 		return nil, err
 	}
 	b, _ := LookupBuiltin(p.Type)
-	s := Settings{Provider: p, Alias: alias, APIKey: key, KeyFrom: keyFrom, Timeouts: r.timeoutsOf(p, alias),
-		BaseURL: firstSet(r.opts.BaseURL, r.getenvOf(p.Type, func(b Builtin) string { return b.BaseURLEnv }), p.BaseURL, b.BaseURL)}
-	sel := &Selection{ConfigPath: r.file.Path, Timeouts: s.Timeouts}
+	base, source, warning := r.baseURL(p, key)
+	s := Settings{Provider: p, Alias: alias, APIKey: key.value, KeyFrom: key.from, Timeouts: r.timeoutsOf(p, alias), BaseURL: base}
+	sel := &Selection{ConfigPath: r.file.Path, Timeouts: s.Timeouts, BaseURL: base, BaseURLSource: source}
+	if warning != "" {
+		sel.Warnings = append(sel.Warnings, warning)
+	}
 	if alias != nil {
 		model = alias.Model
 		sel.Alias, sel.MaxContextSize, sel.Capabilities = alias.Alias, alias.MaxContextSize, alias.Capabilities

@@ -34,7 +34,11 @@
 //     "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN) is not set (provider anthropic)"; an
 //     openai-compatible provider may have no key (local servers).
 //   - Base URL: --base-url, else {T}_BASE_URL, else the file's base_url,
-//     else the type's default.
+//     else the type's default. {T}_BASE_URL from WorkDir/.env counts only
+//     when the key comes from the same .env: a key from the environment or
+//     the configuration file never goes to a base URL a work dir's .env
+//     names (the selection warns that it ignored it). Selection says where
+//     a base URL other than the default came from (BaseURLNote).
 //   - Model: the alias's model. Without an alias: --model, else
 //     {T}_MODEL_NAME, else the type's default.
 //   - Timeouts: --stream-idle-timeout (Options.StreamIdleTimeout), else
@@ -47,20 +51,16 @@
 // (factories: openai.go, anthropic.go, google.go), which computes that
 // provider's own options and builds it.
 //
-// Variables are read from the environment, then from WorkDir/.env.
+// Variables are read from the environment, then from WorkDir/.env; the
+// default configuration file's path comes from the environment alone.
 package registry
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/joho/godotenv"
 
 	"github.com/kosong-host/kosong-host/providers"
 	"github.com/kosong-host/kosong-host/providers/anthropic"
@@ -197,6 +197,16 @@ type Selection struct {
 	ConfigPath string
 	// Timeouts are the provider's waits, resolved (zero for scripted).
 	Timeouts timeouts.Timeouts
+	// BaseURL is the provider's base URL ("" for scripted); BaseURLSource
+	// says where it came from when it is not the type's default ("" then):
+	// "the --base-url flag", "environment variable OPENAI_BASE_URL",
+	// "OPENAI_BASE_URL in /work/.env" or "base_url of provider P in
+	// /home/u/.config/kosong-host/config.yaml". BaseURLNote and Notes
+	// put it in words.
+	BaseURL, BaseURLSource string
+	// Warnings say what the selection ignored: a base URL in .env whose
+	// key is not from that .env. Notes prefixes them with "warning: ".
+	Warnings []string
 }
 
 // New builds the provider opts ask for. Every error is a *ConfigError.
@@ -210,8 +220,10 @@ func New(opts Options) (providers.ChatProvider, error) {
 
 // resolver carries what a selection reads.
 type resolver struct {
-	opts   Options
-	dir    string
+	opts Options
+	dir  string
+	env  *environment
+	// getenv is env.get: the environment, then .env.
 	getenv func(string) string
 	file   *config.File
 }
@@ -222,13 +234,16 @@ func newResolver(opts Options) (*resolver, error) {
 		r.dir = "."
 	}
 	var err error
-	if r.getenv, err = environment(opts.Getenv, r.dir); err != nil {
+	if r.env, err = readEnvironment(opts.Getenv, r.dir); err != nil {
 		return nil, err
 	}
+	r.getenv = r.env.get
 	if opts.ConfigPath != "" {
 		r.file, err = config.Load(opts.ConfigPath)
 	} else {
-		r.file, _, err = config.LoadOptional(config.DefaultPath(r.getenv))
+		// Where the file is comes from the environment alone: a work
+		// dir's .env does not choose the configuration.
+		r.file, _, err = config.LoadOptional(config.DefaultPath(r.env.process))
 	}
 	if err != nil {
 		return nil, &ConfigError{Msg: "invalid configuration", Err: err}
@@ -384,47 +399,42 @@ func (r *resolver) getenvOf(typ string, which func(Builtin) string) string {
 	return r.getenv(which(b))
 }
 
-// apiKey resolves a provider's key: the key, and what auth errors name.
-func (r *resolver) apiKey(p config.Provider) (key, from string, err error) {
+// apiKey is a provider's key as resolved.
+type apiKey struct {
+	value string
+	// from is what authentication errors name: a variable, or the file's
+	// api_key.
+	from string
+	// dotenv says the key was read from the work dir's .env.
+	dotenv bool
+}
+
+// apiKey resolves a provider's key.
+func (r *resolver) apiKey(p config.Provider) (apiKey, error) {
+	fromVar := func(name string) apiKey {
+		return apiKey{value: r.getenv(name), from: name, dotenv: r.env.inDotenv(name)}
+	}
 	if p.APIKeyEnv != "" {
 		if v := r.getenv(p.APIKeyEnv); v != "" {
-			return v, p.APIKeyEnv, nil
+			return fromVar(p.APIKeyEnv), nil
 		}
-		return "", "", &ConfigError{Msg: fmt.Sprintf("%s is not set (provider %s)", p.APIKeyEnv, p.Name)}
+		return apiKey{}, &ConfigError{Msg: fmt.Sprintf("%s is not set (provider %s)", p.APIKeyEnv, p.Name)}
 	}
 	b, isBuiltin := LookupBuiltin(p.Type)
 	if isBuiltin {
 		for _, env := range b.APIKeyEnvs {
 			if v := r.getenv(env); v != "" {
-				return v, env, nil
+				return fromVar(env), nil
 			}
 		}
 	}
 	if p.APIKey != "" {
-		return p.APIKey, fmt.Sprintf("api_key of provider %s in %s", p.Name, r.file.Path), nil
+		return apiKey{value: p.APIKey, from: fmt.Sprintf("api_key of provider %s in %s", p.Name, r.file.Path)}, nil
 	}
 	if !isBuiltin { // openai-compatible: a local server may need no key
-		return "", fmt.Sprintf("api_key or api_key_env of provider %s in %s", p.Name, r.file.Path), nil
+		return apiKey{from: fmt.Sprintf("api_key or api_key_env of provider %s in %s", p.Name, r.file.Path)}, nil
 	}
-	return "", "", &ConfigError{Msg: fmt.Sprintf("%s is not set (provider %s)", b.KeyVars(), p.Name)}
-}
-
-// environment is getenv backed by dir/.env: the real environment wins.
-func environment(getenv func(string) string, dir string) (func(string) string, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	path := filepath.Join(dir, ".env")
-	dotenv, err := godotenv.Read(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, &ConfigError{Msg: "cannot read " + path, Err: err}
-	}
-	return func(k string) string {
-		if v := strings.TrimSpace(getenv(k)); v != "" {
-			return v
-		}
-		return strings.TrimSpace(dotenv[k])
-	}, nil
+	return apiKey{}, &ConfigError{Msg: fmt.Sprintf("%s is not set (provider %s)", b.KeyVars(), p.Name)}
 }
 
 func firstSet(values ...string) string {
