@@ -99,7 +99,8 @@ bench: build
 # testdata/fuzz/TARGET/, where plain `go test` runs it from then on.
 FUZZTIME ?= 20s
 FUZZ := host/spec:FuzzParseAgentSpec host/spec:FuzzLoadMCPConfig \
-	host/toolset:FuzzValidateArguments host/toolset:FuzzCompileSchema \
+	pluginsdk/arguments:FuzzValidateArguments pluginsdk/arguments:FuzzCompileSchema \
+	host/permission:FuzzParseCommand \
 	host/session:FuzzLoadHistory providers/scripted:FuzzParseScript \
 	providers/openaicompat:FuzzStream providers/anthropic:FuzzStream providers/google:FuzzStream
 
