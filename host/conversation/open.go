@@ -3,6 +3,7 @@ package conversation
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -418,7 +419,7 @@ func (asm *assembly) setModel(alias string, history []providers.Message) (*loop.
 func (asm *assembly) runSubagent(ctx context.Context, name, task string) (string, error) {
 	sub, ok := asm.spec.Subagents[name]
 	if !ok {
-		return "", errors.New("no subagent " + `"` + name + `"`)
+		return "", fmt.Errorf("no subagent %q", name)
 	}
 	conv, err := asm.openSubagent(ctx, name, sub.Path)
 	if err != nil {
