@@ -2,9 +2,10 @@
 // through go-plugin (gRPC only, mutual TLS with one-time ECDSA P-256
 // certificates, a minimal environment, a process group of its own), asks it
 // to Describe its tools, Loads the tools the agent wants (serving the host
-// capabilities on the plugin's broker), supervises the process (restarts,
-// the grace period after a cancelled call) and calls its tools. It is the
-// host's only speaker of the plugin wire: the rest of the host sees
+// capabilities, host/capability, where the plugin reaches them), supervises
+// the process (restarts, the grace period after a cancelled call) and calls
+// its tools. It reaches a plugin only through pluginsdk/pluginrpc's
+// Go-typed client, the wire's one speaker, and the rest of the host sees
 // toolset tools and load statuses.
 package plugin
 

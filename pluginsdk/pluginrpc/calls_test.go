@@ -231,11 +231,11 @@ type unaryOnly struct {
 }
 
 func (u unaryOnly) Call(ctx context.Context, req *pluginv1.CallRequest) (*pluginv1.CallResponse, error) {
-	r, err := u.f.Call(ctx, FromProtoCallRequest(req))
+	r, err := u.f.Call(ctx, fromProtoCallRequest(req))
 	if err != nil {
 		return nil, err
 	}
-	return ToProtoResult(r), nil
+	return toProtoResult(r), nil
 }
 
 func TestCallStreamFallsBackToUnaryCall(t *testing.T) {

@@ -47,17 +47,17 @@ func (c *Client) Describe(ctx context.Context) (Description, error) {
 	if err != nil {
 		return Description{}, err
 	}
-	return FromProtoDescription(resp), nil
+	return fromProtoDescription(resp), nil
 }
 
 // Load asks the plugin to construct its tools. Serve the capabilities
 // first (ServeHost) when a tool needs some, and send the broker id.
 func (c *Client) Load(ctx context.Context, req LoadRequest) ([]ToolLoad, error) {
-	resp, err := c.plugin.Load(ctx, ToProtoLoadRequest(req))
+	resp, err := c.plugin.Load(ctx, toProtoLoadRequest(req))
 	if err != nil {
 		return nil, err
 	}
-	return FromProtoLoadResponse(resp), nil
+	return fromProtoLoadResponse(resp), nil
 }
 
 // Call runs one tool call, on the Calls stream (opened by the first call),
@@ -65,11 +65,11 @@ func (c *Client) Load(ctx context.Context, req LoadRequest) ([]ToolLoad, error) 
 // parallel. A plugin that answers with no result fails the call with
 // ErrEmptyResult.
 func (c *Client) Call(ctx context.Context, req CallRequest) (Result, error) {
-	resp, err := c.calls.Call(ctx, ToProtoCallRequest(req))
+	resp, err := c.calls.Call(ctx, toProtoCallRequest(req))
 	if err != nil {
 		return Result{}, err
 	}
-	r, ok := FromProtoResult(resp)
+	r, ok := fromProtoResult(resp)
 	if !ok {
 		return Result{}, ErrEmptyResult
 	}

@@ -10,8 +10,8 @@ import (
 // The converters between the generated wire types and the Go values, one
 // small function a message and direction.
 
-// ToProtoDescription converts a Description to its wire form.
-func ToProtoDescription(d Description) *pluginv1.DescribeResponse {
+// toProtoDescription converts a Description to its wire form.
+func toProtoDescription(d Description) *pluginv1.DescribeResponse {
 	resp := &pluginv1.DescribeResponse{SdkVersion: d.SDKVersion}
 	for _, t := range d.Tools {
 		resp.Tools = append(resp.Tools, &pluginv1.ToolSpec{
@@ -23,17 +23,17 @@ func ToProtoDescription(d Description) *pluginv1.DescribeResponse {
 	return resp
 }
 
-// FromProtoDescription converts a Describe answer to a Description.
-func FromProtoDescription(resp *pluginv1.DescribeResponse) Description {
+// fromProtoDescription converts a Describe answer to a Description.
+func fromProtoDescription(resp *pluginv1.DescribeResponse) Description {
 	d := Description{SDKVersion: resp.GetSdkVersion()}
 	for _, t := range resp.GetTools() {
-		d.Tools = append(d.Tools, FromProtoToolSpec(t))
+		d.Tools = append(d.Tools, fromProtoToolSpec(t))
 	}
 	return d
 }
 
-// FromProtoToolSpec converts one described tool.
-func FromProtoToolSpec(t *pluginv1.ToolSpec) ToolSpec {
+// fromProtoToolSpec converts one described tool.
+func fromProtoToolSpec(t *pluginv1.ToolSpec) ToolSpec {
 	return ToolSpec{
 		Name: t.GetName(), Description: t.GetDescription(), ParametersSchema: json.RawMessage(t.GetParametersSchema()),
 		Capabilities: t.GetCapabilities(), DefaultTimeout: time.Duration(t.GetDefaultTimeoutMs()) * time.Millisecond,
@@ -41,29 +41,29 @@ func FromProtoToolSpec(t *pluginv1.ToolSpec) ToolSpec {
 	}
 }
 
-// ToProtoSession converts a Session to its wire form.
-func ToProtoSession(s Session) *pluginv1.SessionInfo {
+// toProtoSession converts a Session to its wire form.
+func toProtoSession(s Session) *pluginv1.SessionInfo {
 	return &pluginv1.SessionInfo{Id: s.ID, WorkDir: s.WorkDir, StateDir: s.StateDir}
 }
 
-// FromProtoSession converts a wire session.
-func FromProtoSession(s *pluginv1.SessionInfo) Session {
+// fromProtoSession converts a wire session.
+func fromProtoSession(s *pluginv1.SessionInfo) Session {
 	return Session{ID: s.GetId(), WorkDir: s.GetWorkDir(), StateDir: s.GetStateDir()}
 }
 
-// ToProtoLoadRequest converts a LoadRequest to its wire form.
-func ToProtoLoadRequest(r LoadRequest) *pluginv1.LoadRequest {
+// toProtoLoadRequest converts a LoadRequest to its wire form.
+func toProtoLoadRequest(r LoadRequest) *pluginv1.LoadRequest {
 	return &pluginv1.LoadRequest{
 		CapabilityBrokerId: r.CapabilityBrokerID, Capabilities: r.Capabilities,
-		Session: ToProtoSession(r.Session), Tools: r.Tools, ToolConfigs: r.ToolConfigs,
+		Session: toProtoSession(r.Session), Tools: r.Tools, ToolConfigs: r.ToolConfigs,
 	}
 }
 
-// FromProtoLoadRequest converts a wire Load request.
-func FromProtoLoadRequest(r *pluginv1.LoadRequest) LoadRequest {
+// fromProtoLoadRequest converts a wire Load request.
+func fromProtoLoadRequest(r *pluginv1.LoadRequest) LoadRequest {
 	return LoadRequest{
 		CapabilityBrokerID: r.GetCapabilityBrokerId(), Capabilities: r.GetCapabilities(),
-		Session: FromProtoSession(r.GetSession()), Tools: r.GetTools(), ToolConfigs: r.GetToolConfigs(),
+		Session: fromProtoSession(r.GetSession()), Tools: r.GetTools(), ToolConfigs: r.GetToolConfigs(),
 	}
 }
 
@@ -73,8 +73,8 @@ var toProtoStatus = map[LoadStatus]pluginv1.ToolLoad_Status{
 	StatusFailed:  pluginv1.ToolLoad_STATUS_FAILED,
 }
 
-// ToProtoLoadResponse converts the load outcomes to their wire form.
-func ToProtoLoadResponse(loads []ToolLoad) *pluginv1.LoadResponse {
+// toProtoLoadResponse converts the load outcomes to their wire form.
+func toProtoLoadResponse(loads []ToolLoad) *pluginv1.LoadResponse {
 	resp := &pluginv1.LoadResponse{}
 	for _, l := range loads {
 		resp.Tools = append(resp.Tools, &pluginv1.ToolLoad{Name: l.Name, Status: toProtoStatus[l.Status], Reason: l.Reason})
@@ -82,8 +82,8 @@ func ToProtoLoadResponse(loads []ToolLoad) *pluginv1.LoadResponse {
 	return resp
 }
 
-// FromProtoLoadResponse converts a wire Load answer.
-func FromProtoLoadResponse(resp *pluginv1.LoadResponse) []ToolLoad {
+// fromProtoLoadResponse converts a wire Load answer.
+func fromProtoLoadResponse(resp *pluginv1.LoadResponse) []ToolLoad {
 	loads := make([]ToolLoad, 0, len(resp.GetTools()))
 	for _, l := range resp.GetTools() {
 		st := StatusUnspecified
@@ -97,50 +97,50 @@ func FromProtoLoadResponse(resp *pluginv1.LoadResponse) []ToolLoad {
 	return loads
 }
 
-// ToProtoCallRequest converts a CallRequest to its wire form.
-func ToProtoCallRequest(r CallRequest) *pluginv1.CallRequest {
+// toProtoCallRequest converts a CallRequest to its wire form.
+func toProtoCallRequest(r CallRequest) *pluginv1.CallRequest {
 	return &pluginv1.CallRequest{ToolCallId: r.ToolCallID, ToolName: r.ToolName, Arguments: string(r.Arguments)}
 }
 
-// FromProtoCallRequest converts a wire Call request.
-func FromProtoCallRequest(r *pluginv1.CallRequest) CallRequest {
+// fromProtoCallRequest converts a wire Call request.
+func fromProtoCallRequest(r *pluginv1.CallRequest) CallRequest {
 	return CallRequest{ToolCallID: r.GetToolCallId(), ToolName: r.GetToolName(), Arguments: json.RawMessage(r.GetArguments())}
 }
 
-// ToProtoResult converts a Result to its wire form.
-func ToProtoResult(r Result) *pluginv1.CallResponse {
+// toProtoResult converts a Result to its wire form.
+func toProtoResult(r Result) *pluginv1.CallResponse {
 	switch r.Kind {
 	case ResultError:
 		return &pluginv1.CallResponse{Result: &pluginv1.CallResponse_Error{Error: &pluginv1.ToolError{
-			Message: r.Message, Brief: r.Brief, Output: ToProtoParts(r.Output),
-			Display: ToProtoDisplay(r.Display), Runtime: r.Runtime,
+			Message: r.Message, Brief: r.Brief, Output: toProtoParts(r.Output),
+			Display: toProtoDisplay(r.Display), Runtime: r.Runtime,
 		}}}
 	case ResultRejected:
 		return &pluginv1.CallResponse{Result: &pluginv1.CallResponse_Rejected{Rejected: &pluginv1.ToolRejected{Feedback: r.Feedback}}}
 	default:
 		return &pluginv1.CallResponse{Result: &pluginv1.CallResponse_Ok{Ok: &pluginv1.ToolOk{
-			Output: ToProtoParts(r.Output), Message: r.Message, Brief: r.Brief, Display: ToProtoDisplay(r.Display),
+			Output: toProtoParts(r.Output), Message: r.Message, Brief: r.Brief, Display: toProtoDisplay(r.Display),
 		}}}
 	}
 }
 
-// FromProtoResult converts a wire Call answer; ok is false for an empty one.
-func FromProtoResult(resp *pluginv1.CallResponse) (r Result, ok bool) {
+// fromProtoResult converts a wire Call answer; ok is false for an empty one.
+func fromProtoResult(resp *pluginv1.CallResponse) (r Result, ok bool) {
 	switch x := resp.GetResult().(type) {
 	case *pluginv1.CallResponse_Ok:
-		return Result{Kind: ResultOk, Output: FromProtoParts(x.Ok.GetOutput()), Message: x.Ok.GetMessage(),
-			Brief: x.Ok.GetBrief(), Display: FromProtoDisplay(x.Ok.GetDisplay())}, true
+		return Result{Kind: ResultOk, Output: fromProtoParts(x.Ok.GetOutput()), Message: x.Ok.GetMessage(),
+			Brief: x.Ok.GetBrief(), Display: fromProtoDisplay(x.Ok.GetDisplay())}, true
 	case *pluginv1.CallResponse_Error:
-		return Result{Kind: ResultError, Output: FromProtoParts(x.Error.GetOutput()), Message: x.Error.GetMessage(),
-			Brief: x.Error.GetBrief(), Display: FromProtoDisplay(x.Error.GetDisplay()), Runtime: x.Error.GetRuntime()}, true
+		return Result{Kind: ResultError, Output: fromProtoParts(x.Error.GetOutput()), Message: x.Error.GetMessage(),
+			Brief: x.Error.GetBrief(), Display: fromProtoDisplay(x.Error.GetDisplay()), Runtime: x.Error.GetRuntime()}, true
 	case *pluginv1.CallResponse_Rejected:
 		return Result{Kind: ResultRejected, Feedback: x.Rejected.GetFeedback()}, true
 	}
 	return Result{}, false
 }
 
-// ToProtoParts converts output parts to their wire form.
-func ToProtoParts(parts []Part) []*pluginv1.ContentPart {
+// toProtoParts converts output parts to their wire form.
+func toProtoParts(parts []Part) []*pluginv1.ContentPart {
 	out := make([]*pluginv1.ContentPart, 0, len(parts))
 	for _, p := range parts {
 		if p.IsImage() {
@@ -152,8 +152,8 @@ func ToProtoParts(parts []Part) []*pluginv1.ContentPart {
 	return out
 }
 
-// FromProtoParts converts wire output parts.
-func FromProtoParts(parts []*pluginv1.ContentPart) []Part {
+// fromProtoParts converts wire output parts.
+func fromProtoParts(parts []*pluginv1.ContentPart) []Part {
 	out := make([]Part, 0, len(parts))
 	for _, p := range parts {
 		if img := p.GetImage(); img != nil {
@@ -165,8 +165,8 @@ func FromProtoParts(parts []*pluginv1.ContentPart) []Part {
 	return out
 }
 
-// ToProtoDisplay converts display blocks to their wire form.
-func ToProtoDisplay(blocks []DisplayBlock) []*pluginv1.DisplayBlock {
+// toProtoDisplay converts display blocks to their wire form.
+func toProtoDisplay(blocks []DisplayBlock) []*pluginv1.DisplayBlock {
 	out := make([]*pluginv1.DisplayBlock, 0, len(blocks))
 	for _, b := range blocks {
 		out = append(out, &pluginv1.DisplayBlock{Kind: b.Kind, Data: string(b.Data)})
@@ -174,9 +174,9 @@ func ToProtoDisplay(blocks []DisplayBlock) []*pluginv1.DisplayBlock {
 	return out
 }
 
-// FromProtoDisplay converts wire display blocks; data that is not JSON
+// fromProtoDisplay converts wire display blocks; data that is not JSON
 // becomes null.
-func FromProtoDisplay(blocks []*pluginv1.DisplayBlock) []DisplayBlock {
+func fromProtoDisplay(blocks []*pluginv1.DisplayBlock) []DisplayBlock {
 	out := make([]DisplayBlock, 0, len(blocks))
 	for _, b := range blocks {
 		data := json.RawMessage(b.GetData())
@@ -188,44 +188,44 @@ func FromProtoDisplay(blocks []*pluginv1.DisplayBlock) []DisplayBlock {
 	return out
 }
 
-// ToProtoApprovalRequest converts an ApprovalRequest to its wire form.
-func ToProtoApprovalRequest(r ApprovalRequest) *pluginv1.ApprovalRequest {
+// toProtoApprovalRequest converts an ApprovalRequest to its wire form.
+func toProtoApprovalRequest(r ApprovalRequest) *pluginv1.ApprovalRequest {
 	return &pluginv1.ApprovalRequest{ToolCallId: r.ToolCallID, ToolName: r.ToolName, Action: r.Action,
-		Description: r.Description, Display: ToProtoDisplay(r.Display)}
+		Description: r.Description, Display: toProtoDisplay(r.Display)}
 }
 
-// FromProtoApprovalRequest converts a wire approval request.
-func FromProtoApprovalRequest(r *pluginv1.ApprovalRequest) ApprovalRequest {
+// fromProtoApprovalRequest converts a wire approval request.
+func fromProtoApprovalRequest(r *pluginv1.ApprovalRequest) ApprovalRequest {
 	return ApprovalRequest{ToolCallID: r.GetToolCallId(), ToolName: r.GetToolName(), Action: r.GetAction(),
-		Description: r.GetDescription(), Display: FromProtoDisplay(r.GetDisplay())}
+		Description: r.GetDescription(), Display: fromProtoDisplay(r.GetDisplay())}
 }
 
-// ToProtoEnvironment converts an Environment to its wire form.
-func ToProtoEnvironment(e Environment) *pluginv1.EnvironmentInfo {
+// toProtoEnvironment converts an Environment to its wire form.
+func toProtoEnvironment(e Environment) *pluginv1.EnvironmentInfo {
 	return &pluginv1.EnvironmentInfo{Os: e.OS, ShellName: e.ShellName, ShellPath: e.ShellPath, WorkDir: e.WorkDir,
 		NowUnixNano: e.Now.UnixNano()}
 }
 
-// FromProtoEnvironment converts a wire environment.
-func FromProtoEnvironment(e *pluginv1.EnvironmentInfo) Environment {
+// fromProtoEnvironment converts a wire environment.
+func fromProtoEnvironment(e *pluginv1.EnvironmentInfo) Environment {
 	return Environment{OS: e.GetOs(), ShellName: e.GetShellName(), ShellPath: e.GetShellPath(), WorkDir: e.GetWorkDir(),
 		Now: time.Unix(0, e.GetNowUnixNano())}
 }
 
-// ToProtoProgress converts a ProgressReport to its wire form.
-func ToProtoProgress(p ProgressReport) *pluginv1.ProgressReport {
+// toProtoProgress converts a ProgressReport to its wire form.
+func toProtoProgress(p ProgressReport) *pluginv1.ProgressReport {
 	return &pluginv1.ProgressReport{ToolCallId: p.ToolCallID, ToolName: p.ToolName, Progress: p.Progress,
 		Total: p.Total, Message: p.Message}
 }
 
-// FromProtoProgress converts a wire progress report.
-func FromProtoProgress(p *pluginv1.ProgressReport) ProgressReport {
+// fromProtoProgress converts a wire progress report.
+func fromProtoProgress(p *pluginv1.ProgressReport) ProgressReport {
 	return ProgressReport{ToolCallID: p.GetToolCallId(), ToolName: p.GetToolName(), Progress: p.GetProgress(),
 		Total: p.GetTotal(), Message: p.GetMessage()}
 }
 
-// ToProtoQuestionRequest converts a QuestionRequest to its wire form.
-func ToProtoQuestionRequest(r QuestionRequest) *pluginv1.QuestionRequest {
+// toProtoQuestionRequest converts a QuestionRequest to its wire form.
+func toProtoQuestionRequest(r QuestionRequest) *pluginv1.QuestionRequest {
 	out := &pluginv1.QuestionRequest{ToolCallId: r.ToolCallID, ToolName: r.ToolName}
 	for _, q := range r.Questions {
 		pq := &pluginv1.Question{Question: q.Question, Header: q.Header, MultiSelect: q.MultiSelect}
@@ -237,8 +237,8 @@ func ToProtoQuestionRequest(r QuestionRequest) *pluginv1.QuestionRequest {
 	return out
 }
 
-// FromProtoQuestionRequest converts a wire QuestionRequest.
-func FromProtoQuestionRequest(r *pluginv1.QuestionRequest) QuestionRequest {
+// fromProtoQuestionRequest converts a wire QuestionRequest.
+func fromProtoQuestionRequest(r *pluginv1.QuestionRequest) QuestionRequest {
 	out := QuestionRequest{ToolCallID: r.GetToolCallId(), ToolName: r.GetToolName()}
 	for _, q := range r.GetQuestions() {
 		gq := Question{Question: q.GetQuestion(), Header: q.GetHeader(), MultiSelect: q.GetMultiSelect()}
@@ -250,14 +250,14 @@ func FromProtoQuestionRequest(r *pluginv1.QuestionRequest) QuestionRequest {
 	return out
 }
 
-// ToProtoModel converts a ModelInfo to its wire form.
-func ToProtoModel(m ModelInfo) *pluginv1.ModelInfo {
+// toProtoModel converts a ModelInfo to its wire form.
+func toProtoModel(m ModelInfo) *pluginv1.ModelInfo {
 	return &pluginv1.ModelInfo{Provider: m.Provider, Name: m.Name, Alias: m.Alias, Capabilities: m.Capabilities,
 		CapabilitiesKnown: m.CapabilitiesKnown, MaxContextSize: m.MaxContextSize}
 }
 
-// FromProtoModel converts a wire ModelInfo.
-func FromProtoModel(m *pluginv1.ModelInfo) ModelInfo {
+// fromProtoModel converts a wire ModelInfo.
+func fromProtoModel(m *pluginv1.ModelInfo) ModelInfo {
 	return ModelInfo{Provider: m.GetProvider(), Name: m.GetName(), Alias: m.GetAlias(), Capabilities: m.GetCapabilities(),
 		CapabilitiesKnown: m.GetCapabilitiesKnown(), MaxContextSize: m.GetMaxContextSize()}
 }

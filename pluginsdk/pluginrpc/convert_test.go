@@ -12,20 +12,20 @@ import (
 func TestConvertersRoundTrip(t *testing.T) {
 	desc := Description{SDKVersion: "1.2.3", Tools: []ToolSpec{{Name: "A", Description: "d", ParametersSchema: json.RawMessage(`{"type":"object"}`),
 		Capabilities: []string{CapApproval, CapProgress}, DefaultTimeout: 90 * time.Second}}}
-	if got := FromProtoDescription(ToProtoDescription(desc)); !reflect.DeepEqual(got, desc) {
+	if got := fromProtoDescription(toProtoDescription(desc)); !reflect.DeepEqual(got, desc) {
 		t.Errorf("description: %+v", got)
 	}
 	load := LoadRequest{CapabilityBrokerID: 7, Capabilities: []string{CapConfig}, Session: Session{ID: "s", WorkDir: "/w", StateDir: "/s"},
 		Tools: []string{"A"}, ToolConfigs: map[string]string{"A": `{}`}}
-	if got := FromProtoLoadRequest(ToProtoLoadRequest(load)); !reflect.DeepEqual(got, load) {
+	if got := fromProtoLoadRequest(toProtoLoadRequest(load)); !reflect.DeepEqual(got, load) {
 		t.Errorf("load request: %+v", got)
 	}
 	loads := []ToolLoad{{Name: "A", Status: StatusLoaded}, {Name: "B", Status: StatusSkipped, Reason: "r"}, {Name: "C", Status: StatusFailed, Reason: "f"}}
-	if got := FromProtoLoadResponse(ToProtoLoadResponse(loads)); !reflect.DeepEqual(got, loads) {
+	if got := fromProtoLoadResponse(toProtoLoadResponse(loads)); !reflect.DeepEqual(got, loads) {
 		t.Errorf("loads: %+v", got)
 	}
 	call := CallRequest{ToolCallID: "c", ToolName: "A", Arguments: json.RawMessage(`{"x":1}`)}
-	if got := FromProtoCallRequest(ToProtoCallRequest(call)); !reflect.DeepEqual(got, call) {
+	if got := fromProtoCallRequest(toProtoCallRequest(call)); !reflect.DeepEqual(got, call) {
 		t.Errorf("call: %+v", got)
 	}
 	parts := []Part{{Text: "t"}, {MimeType: "image/png", Data: []byte{1}}, {URL: "https://x/y.png"}}
@@ -35,7 +35,7 @@ func TestConvertersRoundTrip(t *testing.T) {
 		{Kind: ResultError, Output: parts, Message: "m", Brief: "b", Display: display, Runtime: true},
 		{Kind: ResultRejected, Feedback: "no", Output: []Part{}, Display: []DisplayBlock{}},
 	} {
-		got, ok := FromProtoResult(ToProtoResult(r))
+		got, ok := fromProtoResult(toProtoResult(r))
 		if r.Kind == ResultRejected {
 			r.Output, r.Display = nil, nil
 		}
@@ -43,25 +43,25 @@ func TestConvertersRoundTrip(t *testing.T) {
 			t.Errorf("result %v: %+v", r.Kind, got)
 		}
 	}
-	if _, ok := FromProtoResult(&pluginv1.CallResponse{}); ok {
+	if _, ok := fromProtoResult(&pluginv1.CallResponse{}); ok {
 		t.Error("an empty result converted")
 	}
 	appr := ApprovalRequest{ToolCallID: "c", ToolName: "A", Action: "act", Description: "d", Display: display}
-	if got := FromProtoApprovalRequest(ToProtoApprovalRequest(appr)); !reflect.DeepEqual(got, appr) {
+	if got := fromProtoApprovalRequest(toProtoApprovalRequest(appr)); !reflect.DeepEqual(got, appr) {
 		t.Errorf("approval: %+v", got)
 	}
 	env := Environment{OS: "linux", ShellName: "bash", ShellPath: "/bin/bash", WorkDir: "/w", Now: time.Unix(0, 42)}
-	if got := FromProtoEnvironment(ToProtoEnvironment(env)); !reflect.DeepEqual(got, env) {
+	if got := fromProtoEnvironment(toProtoEnvironment(env)); !reflect.DeepEqual(got, env) {
 		t.Errorf("environment: %+v", got)
 	}
 	prog := ProgressReport{ToolCallID: "c", ToolName: "A", Progress: 2, Total: 5, Message: "m"}
-	if got := FromProtoProgress(ToProtoProgress(prog)); got != prog {
+	if got := fromProtoProgress(toProtoProgress(prog)); got != prog {
 		t.Errorf("progress: %+v", got)
 	}
 }
 
 func TestDisplayDataNotJSONBecomesNull(t *testing.T) {
-	got := FromProtoDisplay([]*pluginv1.DisplayBlock{{Kind: "k", Data: "{"}})
+	got := fromProtoDisplay([]*pluginv1.DisplayBlock{{Kind: "k", Data: "{"}})
 	if len(got) != 1 || string(got[0].Data) != "null" {
 		t.Fatalf("got %+v", got)
 	}
@@ -78,11 +78,11 @@ func TestLoadStatusString(t *testing.T) {
 func TestQuestionAndModelRoundTrip(t *testing.T) {
 	q := QuestionRequest{ToolCallID: "c1", ToolName: "AskUserQuestion", Questions: []Question{{Question: "Which?", Header: "H",
 		MultiSelect: true, Options: []QuestionOption{{Label: "a", Description: "first"}, {Label: "b"}}}}}
-	if got := FromProtoQuestionRequest(ToProtoQuestionRequest(q)); !reflect.DeepEqual(got, q) {
+	if got := fromProtoQuestionRequest(toProtoQuestionRequest(q)); !reflect.DeepEqual(got, q) {
 		t.Fatalf("questions: %+v, want %+v", got, q)
 	}
 	m := ModelInfo{Provider: "openai", Name: "gpt", Alias: "fast", Capabilities: []string{"image_in"}, CapabilitiesKnown: true, MaxContextSize: 1000}
-	if got := FromProtoModel(ToProtoModel(m)); !reflect.DeepEqual(got, m) {
+	if got := fromProtoModel(toProtoModel(m)); !reflect.DeepEqual(got, m) {
 		t.Fatalf("model: %+v, want %+v", got, m)
 	}
 }

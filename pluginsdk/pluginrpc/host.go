@@ -23,7 +23,7 @@ func (c *HostClient) Close() error { return c.conn.Close() }
 
 // RequestApproval asks the host to approve an action of a running call.
 func (c *HostClient) RequestApproval(ctx context.Context, req ApprovalRequest) (Decision, error) {
-	resp, err := pluginv1.NewApprovalClient(c.conn).Request(ctx, ToProtoApprovalRequest(req))
+	resp, err := pluginv1.NewApprovalClient(c.conn).Request(ctx, toProtoApprovalRequest(req))
 	if err != nil {
 		return Decision{}, err
 	}
@@ -36,7 +36,7 @@ func (c *HostClient) Environment(ctx context.Context) (Environment, error) {
 	if err != nil {
 		return Environment{}, err
 	}
-	return FromProtoEnvironment(info), nil
+	return fromProtoEnvironment(info), nil
 }
 
 // Session fetches the host's session.
@@ -45,7 +45,7 @@ func (c *HostClient) Session(ctx context.Context) (Session, error) {
 	if err != nil {
 		return Session{}, err
 	}
-	return FromProtoSession(info), nil
+	return fromProtoSession(info), nil
 }
 
 // Config fetches a tool's config block; nil when none was given.
@@ -62,13 +62,13 @@ func (c *HostClient) Config(ctx context.Context, tool string) (json.RawMessage, 
 
 // ReportProgress tells the host how far a running call has got.
 func (c *HostClient) ReportProgress(ctx context.Context, p ProgressReport) error {
-	_, err := pluginv1.NewProgressClient(c.conn).Report(ctx, ToProtoProgress(p))
+	_, err := pluginv1.NewProgressClient(c.conn).Report(ctx, toProtoProgress(p))
 	return err
 }
 
 // AskUser asks the user questions for a running call.
 func (c *HostClient) AskUser(ctx context.Context, req QuestionRequest) (Answers, error) {
-	resp, err := pluginv1.NewUserInputClient(c.conn).Ask(ctx, ToProtoQuestionRequest(req))
+	resp, err := pluginv1.NewUserInputClient(c.conn).Ask(ctx, toProtoQuestionRequest(req))
 	if err != nil {
 		return Answers{}, err
 	}
@@ -81,5 +81,5 @@ func (c *HostClient) Model(ctx context.Context) (ModelInfo, error) {
 	if err != nil {
 		return ModelInfo{}, err
 	}
-	return FromProtoModel(info), nil
+	return fromProtoModel(info), nil
 }

@@ -53,7 +53,7 @@ type approvalServer struct {
 }
 
 func (s approvalServer) Request(ctx context.Context, req *pluginv1.ApprovalRequest) (*pluginv1.ApprovalResponse, error) {
-	d, err := s.h.RequestApproval(ctx, FromProtoApprovalRequest(req))
+	d, err := s.h.RequestApproval(ctx, fromProtoApprovalRequest(req))
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ func (s environmentServer) Get(ctx context.Context, _ *pluginv1.EnvironmentReque
 	if err != nil {
 		return nil, err
 	}
-	return ToProtoEnvironment(e), nil
+	return toProtoEnvironment(e), nil
 }
 
 type sessionServer struct {
@@ -83,7 +83,7 @@ func (s sessionServer) Get(ctx context.Context, _ *pluginv1.SessionRequest) (*pl
 	if err != nil {
 		return nil, err
 	}
-	return ToProtoSession(ss), nil
+	return toProtoSession(ss), nil
 }
 
 type configServer struct {
@@ -105,7 +105,7 @@ type progressServer struct {
 }
 
 func (s progressServer) Report(ctx context.Context, req *pluginv1.ProgressReport) (*pluginv1.ProgressAck, error) {
-	if err := s.h.ReportProgress(ctx, FromProtoProgress(req)); err != nil {
+	if err := s.h.ReportProgress(ctx, fromProtoProgress(req)); err != nil {
 		return nil, err
 	}
 	return &pluginv1.ProgressAck{}, nil
@@ -117,7 +117,7 @@ type userInputServer struct {
 }
 
 func (s userInputServer) Ask(ctx context.Context, req *pluginv1.QuestionRequest) (*pluginv1.QuestionResponse, error) {
-	a, err := s.h.AskUser(ctx, FromProtoQuestionRequest(req))
+	a, err := s.h.AskUser(ctx, fromProtoQuestionRequest(req))
 	if err != nil {
 		return nil, err
 	}
@@ -134,5 +134,5 @@ func (s modelServer) Get(ctx context.Context, _ *pluginv1.ModelRequest) (*plugin
 	if err != nil {
 		return nil, err
 	}
-	return ToProtoModel(m), nil
+	return toProtoModel(m), nil
 }

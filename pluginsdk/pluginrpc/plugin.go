@@ -100,7 +100,7 @@ func (s *grpcServer) Describe(ctx context.Context, _ *pluginv1.DescribeRequest) 
 	if err != nil {
 		return nil, err
 	}
-	return ToProtoDescription(d), nil
+	return toProtoDescription(d), nil
 }
 
 func (s *grpcServer) Load(ctx context.Context, req *pluginv1.LoadRequest) (*pluginv1.LoadResponse, error) {
@@ -116,7 +116,7 @@ func (s *grpcServer) Load(ctx context.Context, req *pluginv1.LoadRequest) (*plug
 // load constructs the plugin's tools; dial reaches the host's capability
 // server, however the connection to the host carries it.
 func (s *grpcServer) load(ctx context.Context, req *pluginv1.LoadRequest, dial func() (*grpc.ClientConn, error)) (*pluginv1.LoadResponse, error) {
-	loads, err := s.impl.Load(ctx, FromProtoLoadRequest(req), func() (*HostClient, error) {
+	loads, err := s.impl.Load(ctx, fromProtoLoadRequest(req), func() (*HostClient, error) {
 		conn, err := dial()
 		if err != nil {
 			return nil, fmt.Errorf("dial host capability server: %w", err)
@@ -126,7 +126,7 @@ func (s *grpcServer) load(ctx context.Context, req *pluginv1.LoadRequest, dial f
 	if err != nil {
 		return nil, err
 	}
-	return ToProtoLoadResponse(loads), nil
+	return toProtoLoadResponse(loads), nil
 }
 
 func (s *grpcServer) Call(ctx context.Context, req *pluginv1.CallRequest) (*pluginv1.CallResponse, error) {
@@ -146,9 +146,9 @@ func (s *grpcServer) overran(req *pluginv1.CallRequest) {
 // run runs one call, of the unary Call or of the Calls stream; the caller
 // watches it.
 func (s *grpcServer) run(ctx context.Context, req *pluginv1.CallRequest) (*pluginv1.CallResponse, error) {
-	r, err := s.impl.Call(ctx, FromProtoCallRequest(req))
+	r, err := s.impl.Call(ctx, fromProtoCallRequest(req))
 	if err != nil {
 		return nil, err
 	}
-	return ToProtoResult(r), nil
+	return toProtoResult(r), nil
 }

@@ -73,7 +73,7 @@ func NewLogger() hclog.Logger {
 // MarshalDescription renders a Description as the indented JSON of its wire
 // form, which a plugin binary prints for --describe.
 func MarshalDescription(d Description) ([]byte, error) {
-	return protojson.MarshalOptions{Multiline: true}.Marshal(ToProtoDescription(d))
+	return protojson.MarshalOptions{Multiline: true}.Marshal(toProtoDescription(d))
 }
 
 // The collector the host deferred past package initialisation resumes
