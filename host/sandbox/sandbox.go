@@ -36,6 +36,11 @@ const EnvVar = pluginsdk.SandboxEnv
 // NetworkABI is the first Landlock ABI with TCP bind and connect rules.
 const NetworkABI = 4
 
+// ScopeABI is the first Landlock ABI with IPC scopes: a confined process
+// cannot signal processes outside its sandbox nor connect to abstract unix
+// sockets created outside it.
+const ScopeABI = 6
+
 // Policy is what one plugin process may do.
 type Policy struct {
 	// Plugin names the plugin, for messages.
@@ -124,23 +129,32 @@ type Decision struct {
 // required policy the kernel cannot apply in full is an error; another
 // one runs with what the kernel can apply, and a warning.
 func Decide(p Policy, abi int) (Decision, error) {
-	var lack string
+	var lacks, costs []string
 	switch {
 	case abi <= 0:
-		lack = "this kernel has no Landlock"
-	case !p.Network.All && abi < NetworkABI:
-		lack = fmt.Sprintf("this kernel's Landlock (ABI %d) has no network rules (ABI %d+)", abi, NetworkABI)
+		lacks, costs = []string{"this kernel has no Landlock"}, []string{"plugins run unconfined"}
+	default:
+		if !p.Network.All && abi < NetworkABI {
+			lacks = append(lacks, fmt.Sprintf("this kernel's Landlock (ABI %d) has no network rules (ABI %d+)", abi, NetworkABI))
+			costs = append(costs, "plugins' network is unconfined")
+		}
+		if abi < ScopeABI {
+			lacks = append(lacks, fmt.Sprintf("this kernel's Landlock (ABI %d) has no IPC scopes (ABI %d+)", abi, ScopeABI))
+			costs = append(costs, "plugins may signal processes and reach abstract unix sockets outside their sandbox")
+		}
 	}
-	if lack == "" {
+	if len(lacks) == 0 {
 		return Decision{Confine: true}, nil
 	}
+	lack := strings.Join(lacks, " and ")
 	if p.Required {
-		return Decision{}, fmt.Errorf("sandbox required but %s: refusing to run it unconfined (set required: false to run it anyway)", lack)
+		less := "less confined"
+		if abi <= 0 {
+			less = "unconfined"
+		}
+		return Decision{}, fmt.Errorf("sandbox required but %s: refusing to run it %s (set required: false to run it anyway)", lack, less)
 	}
-	if abi <= 0 {
-		return Decision{Warning: lack + ": plugins run unconfined"}, nil
-	}
-	return Decision{Confine: true, Warning: lack + ": plugins' network is unconfined"}, nil
+	return Decision{Confine: abi > 0, Warning: lack + ": " + strings.Join(costs, "; ")}, nil
 }
 
 var (
