@@ -36,6 +36,9 @@ const handledFS = landlock.AccessFSSet((1 << 17) - 1)
 // an abstract unix socket created outside it.
 const scopes = landlock.ScopedSet(ll.ScopeAbstractUnixSocket | ll.ScopeSignal)
 
+// socketFilter installs the socket filter (a variable for tests).
+var socketFilter = applySocketFilter
+
 // Exec applies p to the calling process and executes argv[0] with argv and
 // env, EnvVar added; it returns only on failure.
 func Exec(p Policy, argv []string, env []string) error {
@@ -75,7 +78,7 @@ func Exec(p Policy, argv []string, env []string) error {
 			return fmt.Errorf("sandbox of plugin %s: no_new_privs: %v", p.Plugin, err)
 		}
 		if !p.Network.All {
-			if err := applySocketFilter(len(p.Network.Ports) > 0); err != nil {
+			if err := socketFilter(len(p.Network.Ports) > 0); err != nil {
 				if p.Required {
 					return fmt.Errorf("sandbox of plugin %s: cannot refuse UDP and raw sockets: %v", p.Plugin, err)
 				}
