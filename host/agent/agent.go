@@ -357,11 +357,15 @@ func startMCP(ctx context.Context, s *spec.Spec, opts Options) (func() *mcpclien
 	if err := spec.CheckSecrets(nil, cfgs, opts.SecretEnv); err != nil {
 		return nil, err
 	}
+	confined, err := mcpSandboxes(cfgs, s.Sandbox, opts)
+	if err != nil {
+		return nil, err
+	}
 	done := make(chan *mcpclient.Loaded, 1)
 	go func() {
 		done <- mcpclient.LoadAll(ctx, cfgs, mcpclient.Options{Decider: opts.Decider, Logger: opts.Logger,
 			Getenv: opts.Getenv, WorkDir: opts.WorkDir, RestartBackoff: opts.RestartBackoff, CancelGrace: opts.CancelGrace,
-			OnProgress: opts.OnProgress, Launcher: opts.Launcher, StartupWait: opts.MCPStartupWait})
+			OnProgress: opts.OnProgress, Launcher: opts.Launcher, StartupWait: opts.MCPStartupWait, Sandboxes: confined})
 	}()
 	return func() *mcpclient.Loaded { return <-done }, nil
 }

@@ -29,26 +29,67 @@ func sandboxes(refs []spec.PluginRef, opts Options) (map[string]*sandbox.Policy,
 		if ref.Sandbox == nil || ref.Remote != nil {
 			continue // a remote tool server is confined where it runs
 		}
-		p, err := policy(ref, opts)
+		p, err := decide(ref, opts, opts.SandboxExec != "")
 		if err != nil {
 			return nil, err
 		}
-		abi := landlockABI()
-		if opts.SandboxExec == "" {
-			abi = 0
-		}
-		d, err := sandbox.Decide(*p, abi)
-		if err != nil {
-			return nil, sandboxError(ref, err.Error())
-		}
-		if d.Warning != "" && sandbox.WarnOnce(d.Warning) {
-			opts.Logger.Warn("sandbox: " + d.Warning)
-		}
-		if d.Confine {
+		if p != nil {
 			out[ref.Name] = p
 		}
 	}
 	return out, nil
+}
+
+// mcpSandboxes builds the policy of every sandboxed stdio MCP server, by
+// server name, as sandboxes does for plugins: a server's own `sandbox`,
+// else the agent's. The policy names the server "mcp:NAME"; its $STATE_DIR
+// is the session's mcp/NAME. Servers are confined through the launcher
+// (`plugin-exec --sandbox`): without one they cannot be.
+func mcpSandboxes(servers []spec.MCPServer, agentSandbox *spec.Sandbox, opts Options) (map[string]*sandbox.Policy, error) {
+	out := map[string]*sandbox.Policy{}
+	for _, srv := range servers {
+		sb := srv.Sandbox
+		if sb == nil {
+			sb = agentSandbox
+		}
+		if sb == nil || !srv.Stdio() || srv.Disabled {
+			continue
+		}
+		ref := spec.PluginRef{Name: "mcp:" + srv.Name, Sandbox: sb}
+		p, err := decide(ref, opts, len(opts.Launcher) > 0)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			out[srv.Name] = p
+		}
+	}
+	return out, nil
+}
+
+// decide builds ref's policy and checks it against the kernel (none when
+// the host has no wrapper to confine it through): nil when it runs
+// unconfined, with a warning.
+func decide(ref spec.PluginRef, opts Options, wrapper bool) (*sandbox.Policy, error) {
+	p, err := policy(ref, opts)
+	if err != nil {
+		return nil, err
+	}
+	abi := landlockABI()
+	if !wrapper {
+		abi = 0
+	}
+	d, err := sandbox.Decide(*p, abi)
+	if err != nil {
+		return nil, sandboxError(ref, err.Error())
+	}
+	if d.Warning != "" && sandbox.WarnOnce(d.Warning) {
+		opts.Logger.Warn("sandbox: " + d.Warning)
+	}
+	if !d.Confine {
+		return nil, nil
+	}
+	return p, nil
 }
 
 // sandboxError is a spec error at the sandbox block of ref, naming the
@@ -56,6 +97,9 @@ func sandboxes(refs []spec.PluginRef, opts Options) (map[string]*sandbox.Policy,
 func sandboxError(ref spec.PluginRef, msg string) error {
 	sb := ref.Sandbox
 	where := fmt.Sprintf("agent sandbox (for plugin %s)", ref.Name)
+	if server, ok := strings.CutPrefix(ref.Name, "mcp:"); ok {
+		where = fmt.Sprintf("sandbox (for mcp server %s)", server)
+	}
 	for _, r := range ref.Refs {
 		if r.Sandbox == sb {
 			where = fmt.Sprintf("sandbox of tools entry %q", r.Text)
@@ -134,6 +178,9 @@ func expand(ref spec.PluginRef, opts Options, s string) (path string, ok bool, e
 		}
 		// The directory plugin.Load hands the plugin; the rule needs it now.
 		base = filepath.Join(opts.StateDir, "plugins", ref.Name)
+		if server, ok := strings.CutPrefix(ref.Name, "mcp:"); ok {
+			base = filepath.Join(opts.StateDir, "mcp", server)
+		}
 		if err := os.MkdirAll(base, 0o700); err != nil {
 			return "", false, err
 		}

@@ -39,6 +39,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/sandbox"
 	"github.com/kosong-host/kosong-host/host/spec"
 	"github.com/kosong-host/kosong-host/host/supervise"
 	"github.com/kosong-host/kosong-host/host/toolset"
@@ -87,6 +88,9 @@ type Options struct {
 	// Launcher, when set, is the command stdio servers are started through
 	// (see proc.Command).
 	Launcher []string
+	// Sandboxes are the policies of the stdio servers to confine, by server
+	// name: the launcher applies them (`plugin-exec --sandbox RULES`).
+	Sandboxes map[string]*sandbox.Policy
 	// Version is the client version sent to servers.
 	Version string
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kosong-host/kosong-host/host/proc"
+	"github.com/kosong-host/kosong-host/host/sandbox"
 	"github.com/kosong-host/kosong-host/host/spec"
 )
 
@@ -86,13 +87,23 @@ func (c *conn) closeSession() {
 	}
 }
 
+// launcher is what a stdio server is started through: the host's launcher,
+// told to apply the server's sandbox when it has one.
+func (s *Server) launcher() []string {
+	p := s.opts.Sandboxes[s.cfg.Name]
+	if p == nil || len(s.opts.Launcher) == 0 {
+		return s.opts.Launcher
+	}
+	return append(slices.Clone(s.opts.Launcher), sandbox.LauncherFlag, p.Marshal())
+}
+
 // connect starts a new connection: for stdio, a new process.
 func (s *Server) connect(ctx context.Context) (*conn, error) {
 	c := &conn{done: make(chan struct{})}
 	var transport mcp.Transport
 	var cmd *exec.Cmd
 	if s.cfg.Stdio() {
-		cmd = proc.Command(s.opts.Launcher, s.cfg.Command, s.cfg.Args...)
+		cmd = proc.Command(s.launcher(), s.cfg.Command, s.cfg.Args...)
 		c.tag = proc.NewTag()
 		cmd.Env = append(s.env(), proc.TagVar(c.tag))
 		cmd.Dir = s.cfg.Cwd

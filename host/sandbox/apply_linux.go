@@ -25,28 +25,42 @@ var abiOnce = sync.OnceValue(func() int {
 // ABI is the kernel's Landlock ABI version, 0 when it has none.
 func ABI() int { return abiOnce() }
 
-// handledFS are the file system rights a policy governs: every right up to
-// ABI 5 (ioctl on devices). Newer rights (pathname unix sockets) are left
-// alone: go-plugin's broker talks over unix sockets.
-const handledFS = landlock.AccessFSSet((1 << 16) - 1)
+// handledFS are the file system rights a policy governs: every right
+// go-landlock knows, up to ABI 9's connecting to pathname unix sockets
+// (granted in the write paths only, where go-plugin's sockets are). Rights
+// the kernel lacks are dropped (best effort; Decide says what that costs).
+const handledFS = landlock.AccessFSSet((1 << 17) - 1)
+
+// scopes are the IPC scopes every policy closes (ABI 6): a confined
+// process may neither signal a process outside its sandbox nor connect to
+// an abstract unix socket created outside it.
+const scopes = landlock.ScopedSet(ll.ScopeAbstractUnixSocket | ll.ScopeSignal)
+
+// socketFilter installs the socket filter (a variable for tests).
+var socketFilter = applySocketFilter
 
 // Exec applies p to the calling process and executes argv[0] with argv and
 // env, EnvVar added; it returns only on failure.
 func Exec(p Policy, argv []string, env []string) error {
-	cfg := landlock.Config{HandledAccessFS: handledFS}
+	cfg := landlock.Config{HandledAccessFS: handledFS, Scoped: scopes}
 	readDirs, readFiles := split(p.Read)
 	writeDirs, writeFiles := split(p.Write)
 	rules := []landlock.Rule{
 		landlock.RODirs(readDirs...),
 		// The plugin's own binary, whatever read allows.
 		landlock.ROFiles(append(readFiles, argv[0])...),
-		landlock.RWDirs(writeDirs...).WithRefer(),
+		landlock.RWDirs(writeDirs...).WithRefer().WithResolveUnix(),
 		landlock.RWFiles(writeFiles...),
 		landlock.RWFiles(devices...).WithIoctlDev().IgnoreIfMissing(),
 		landlock.RWDirs(deviceDirs...).WithIoctlDev().IgnoreIfMissing(),
 	}
 	if !p.Network.All {
 		cfg.HandledAccessNet = ll.AccessNetBindTCP | ll.AccessNetConnectTCP
+		if len(p.Network.Ports) == 0 {
+			// ABI 10 governs UDP too: none at all (the socket filter
+			// refuses UDP sockets on older kernels).
+			cfg.HandledAccessNet |= ll.AccessNetBindUDP | ll.AccessNetConnectSendUDP
+		}
 		for _, port := range p.Network.Ports {
 			rules = append(rules, landlock.ConnectTCP(port), landlock.BindTCP(port))
 		}
@@ -62,6 +76,14 @@ func Exec(p Policy, argv []string, env []string) error {
 		runtime.LockOSThread()
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return fmt.Errorf("sandbox of plugin %s: no_new_privs: %v", p.Plugin, err)
+		}
+		if !p.Network.All {
+			if err := socketFilter(len(p.Network.Ports) > 0); err != nil {
+				if p.Required {
+					return fmt.Errorf("sandbox of plugin %s: cannot refuse UDP and raw sockets: %v", p.Plugin, err)
+				}
+				fmt.Fprintf(os.Stderr, "kosong-host: sandbox of plugin %s: UDP and raw sockets are not refused: %v\n", p.Plugin, err)
+			}
 		}
 		if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
 			return fmt.Errorf("sandbox of plugin %s: restrict: %v", p.Plugin, err)

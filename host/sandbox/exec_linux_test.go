@@ -9,15 +9,23 @@ import (
 )
 
 // With KOSONG_SANDBOX_TEST_RULES set, the test binary is the wrapper: it
-// confines itself and executes its arguments.
+// confines itself and executes its arguments; with probeEnv set, it is a
+// probe (see runProbe).
 func TestMain(m *testing.M) {
 	if rules := os.Getenv("KOSONG_SANDBOX_TEST_RULES"); rules != "" {
 		p, err := Unmarshal(rules)
+		if os.Getenv("KOSONG_SANDBOX_TEST_NO_FILTER") != "" {
+			socketFilter = func(bool) error { return errNoFilter }
+		}
 		if err == nil {
+			os.Unsetenv("KOSONG_SANDBOX_TEST_RULES")
 			err = Exec(p, os.Args[1:], os.Environ())
 		}
 		os.Stderr.WriteString(err.Error() + "\n")
 		os.Exit(111)
+	}
+	if probe := os.Getenv(probeEnv); probe != "" {
+		os.Exit(runProbe(probe))
 	}
 	os.Exit(m.Run())
 }

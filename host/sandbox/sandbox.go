@@ -1,9 +1,18 @@
-// Package sandbox confines a plugin process with Linux Landlock: the host
-// turns an agent.yaml `sandbox:` block into a Policy, launches the plugin
-// through its own binary (`kosong-host sandbox-exec --rules JSON -- PLUGIN
-// ARGS...`), and the wrapper applies the policy to itself with Exec before
-// it executes the plugin. The rules then hold for the plugin and for every
-// process it starts; the plugin cannot lift them.
+// Package sandbox confines a plugin or stdio MCP server process with Linux
+// Landlock: the host turns an agent.yaml `sandbox:` block into a Policy,
+// launches the process through its own binary (`kosong-host plugin-exec
+// --sandbox JSON PATH ARGS...`, or `kosong-host sandbox-exec --rules JSON
+// -- PATH ARGS...`), and the wrapper applies the policy to itself with Exec
+// before it executes the program. The rules then hold for the program and
+// for every process it starts; it cannot lift them.
+//
+// A policy governs file access (read and write paths), TCP connect and bind
+// (network rules, ABI 4), connecting to pathname unix sockets outside the
+// write paths (ABI 9), signals to and abstract unix sockets of processes
+// outside the sandbox (IPC scopes, ABI 6), and UDP (ABI 10, network none).
+// When the network is restricted a seccomp filter also refuses the sockets
+// Landlock cannot govern (UDP under none, Multipath TCP, raw, packet,
+// SCTP...) and io_uring; see netfilter_linux.go.
 package sandbox
 
 import (
@@ -24,8 +33,8 @@ const ExecCommand = "sandbox-exec"
 
 // LauncherFlag, with the Policy as JSON after it, asks the host's launcher
 // (`kosong-host plugin-exec`, which drops capabilities before it executes a
-// plugin) to apply the Policy too, so that a sandboxed plugin costs one
-// wrapper, not two.
+// plugin or a stdio MCP server) to apply the Policy too, so that a
+// sandboxed process costs one wrapper, not two.
 const LauncherFlag = "--sandbox"
 
 // EnvVar is the variable the wrapper sets in a confined plugin's
@@ -35,6 +44,11 @@ const EnvVar = pluginsdk.SandboxEnv
 
 // NetworkABI is the first Landlock ABI with TCP bind and connect rules.
 const NetworkABI = 4
+
+// ScopeABI is the first Landlock ABI with IPC scopes: a confined process
+// cannot signal processes outside its sandbox nor connect to abstract unix
+// sockets created outside it.
+const ScopeABI = 6
 
 // Policy is what one plugin process may do.
 type Policy struct {
@@ -46,7 +60,9 @@ type Policy struct {
 	// Write are the paths the plugin may also create, change and remove
 	// files in.
 	Write []string `json:"write"`
-	// Network says which TCP ports the plugin may connect to and bind.
+	// Network says which TCP ports the plugin may connect to and bind;
+	// restricted, it also refuses other internet sockets (UDP too under
+	// none).
 	Network Network `json:"network"`
 	// Required refuses to run the plugin unconfined when the kernel cannot
 	// apply the policy.
@@ -124,23 +140,32 @@ type Decision struct {
 // required policy the kernel cannot apply in full is an error; another
 // one runs with what the kernel can apply, and a warning.
 func Decide(p Policy, abi int) (Decision, error) {
-	var lack string
+	var lacks, costs []string
 	switch {
 	case abi <= 0:
-		lack = "this kernel has no Landlock"
-	case !p.Network.All && abi < NetworkABI:
-		lack = fmt.Sprintf("this kernel's Landlock (ABI %d) has no network rules (ABI %d+)", abi, NetworkABI)
+		lacks, costs = []string{"this kernel has no Landlock"}, []string{"plugins run unconfined"}
+	default:
+		if !p.Network.All && abi < NetworkABI {
+			lacks = append(lacks, fmt.Sprintf("this kernel's Landlock (ABI %d) has no network rules (ABI %d+)", abi, NetworkABI))
+			costs = append(costs, "plugins' network is unconfined")
+		}
+		if abi < ScopeABI {
+			lacks = append(lacks, fmt.Sprintf("this kernel's Landlock (ABI %d) has no IPC scopes (ABI %d+)", abi, ScopeABI))
+			costs = append(costs, "plugins may signal processes and reach abstract unix sockets outside their sandbox")
+		}
 	}
-	if lack == "" {
+	if len(lacks) == 0 {
 		return Decision{Confine: true}, nil
 	}
+	lack := strings.Join(lacks, " and ")
 	if p.Required {
-		return Decision{}, fmt.Errorf("sandbox required but %s: refusing to run it unconfined (set required: false to run it anyway)", lack)
+		less := "less confined"
+		if abi <= 0 {
+			less = "unconfined"
+		}
+		return Decision{}, fmt.Errorf("sandbox required but %s: refusing to run it %s (set required: false to run it anyway)", lack, less)
 	}
-	if abi <= 0 {
-		return Decision{Warning: lack + ": plugins run unconfined"}, nil
-	}
-	return Decision{Confine: true, Warning: lack + ": plugins' network is unconfined"}, nil
+	return Decision{Confine: abi > 0, Warning: lack + ": " + strings.Join(costs, "; ")}, nil
 }
 
 var (

@@ -59,7 +59,10 @@ func TestDecide(t *testing.T) {
 		{"no landlock", 0, all, false, false, "this kernel has no Landlock: plugins run unconfined", ""},
 		{"no network rules, required", 3, none, true, false, "", "has no network rules (ABI 4+)"},
 		{"no network rules", 3, none, false, true, "plugins' network is unconfined", ""},
-		{"no network rules needed", 1, all, true, true, "", ""},
+		{"no network rules needed, no scopes, required", 5, all, true, false, "", "sandbox required but this kernel's Landlock (ABI 5) has no IPC scopes (ABI 6+): refusing to run it less confined"},
+		{"no scopes", 5, none, false, true, "plugins may signal processes and reach abstract unix sockets outside their sandbox", ""},
+		{"neither network rules nor scopes, required", 3, none, true, false, "", "has no network rules (ABI 4+) and this kernel's Landlock (ABI 3) has no IPC scopes (ABI 6+)"},
+		{"scopes", 6, none, true, true, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, err := Decide(Policy{Plugin: "p", Network: tc.net, Required: tc.required}, tc.abi)

@@ -27,6 +27,7 @@ import (
 //	    args: [-y, "@modelcontextprotocol/server-github"]  #   to the declaring file's folder)
 //	    env: {GITHUB_TOKEN: "${GITHUB_TOKEN}"}  # added to the minimal environment
 //	    cwd: ./work                 # relative to the declaring file's folder
+//	    sandbox: {write: [$WORK_DIR], network: [443]}  # as a plugin's; default: the agent's
 //	  docs:
 //	    url: https://example.com/mcp   # streamable HTTP
 //	    headers: {Authorization: "Bearer ${DOCS_TOKEN}"}
@@ -62,6 +63,9 @@ type MCPServer struct {
 	Args    []string
 	Env     map[string]string
 	Cwd     string
+	// Sandbox confines a stdio server as a plugin's `sandbox` does; nil =
+	// the agent's.
+	Sandbox *Sandbox
 	// URL and Headers describe an HTTP server: streamable HTTP, or HTTP+SSE
 	// when SSE is set.
 	URL     string
@@ -123,7 +127,7 @@ const MCPPrefixSeparator = "__"
 var (
 	// mcpServerKeys are the keys messages list; other hosts' (see
 	// MCPServer) are accepted besides.
-	mcpServerKeys = []string{"command", "args", "env", "cwd", "url", "headers", "transport", "type", "prefix", "enabled_tools", "disabled_tools",
+	mcpServerKeys = []string{"command", "args", "env", "cwd", "sandbox", "url", "headers", "transport", "type", "prefix", "enabled_tools", "disabled_tools",
 		"timeout", "startup_timeout", "disabled", "allow_secrets"}
 	mcpServerNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 )
@@ -173,6 +177,9 @@ func (p *parser) mcpServer(k, n *yaml.Node) (MCPServer, error) {
 			stdioOnly = k
 			cwd, err = p.nonEmptyString(v, where+": cwd")
 			s.Cwd = p.f.abs(cwd)
+		case "sandbox":
+			stdioOnly = k
+			s.Sandbox, err = p.sandbox(v, where)
 		case "url", "httpUrl", "serverUrl":
 			if s.URL != "" {
 				return p.errf(k, "%s: give one of url, httpUrl and serverUrl", where)

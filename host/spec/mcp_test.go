@@ -93,7 +93,7 @@ func TestMCPServerErrors(t *testing.T) {
 		name, servers, want string
 	}{
 		{"not a mapping", "  mcp_servers: [a]\n", ":6: mcp_servers must be a mapping, got a list"},
-		{"unknown key", "  mcp_servers:\n    a: {command: x, cmd: y}\n", `:7: unknown key "cmd" in mcp server "a" (known keys: command, args, env, cwd, url, headers, transport, type, prefix, enabled_tools, disabled_tools, timeout, startup_timeout, disabled, allow_secrets)`},
+		{"unknown key", "  mcp_servers:\n    a: {command: x, cmd: y}\n", `:7: unknown key "cmd" in mcp server "a" (known keys: command, args, env, cwd, sandbox, url, headers, transport, type, prefix, enabled_tools, disabled_tools, timeout, startup_timeout, disabled, allow_secrets)`},
 		{"bad name", "  mcp_servers:\n    a.b: {command: x}\n", `:7: invalid MCP server name "a.b"`},
 		{"neither", "  mcp_servers:\n    a: {prefix: true}\n", `:7: mcp server "a": command (stdio) or url (streamable HTTP) is required`},
 		{"both", "  mcp_servers:\n    a: {command: x, url: http://h/mcp}\n", `:7: mcp server "a": give command (stdio) or url (streamable HTTP), not both`},

@@ -9,7 +9,8 @@
 // retool (adds and removes tools, so the server sends tools/list_changed),
 // pid (the server's process id), freeze (the server stops reading its
 // stdin, ignores SIGTERM and never answers again), bigimage (two images of
-// MB megabytes), tasky (requires task augmentation, with -tasks).
+// MB megabytes), tasky (requires task augmentation, with -tasks), write
+// (text to a file, with -write).
 //
 // -hang never answers; -exit exits at once with a message on stderr;
 // -extra-tools FILE adds the tools FILE names (see retool) at start;
@@ -45,6 +46,7 @@ func main() {
 	exit := flag.Bool("exit", false, "exit at once")
 	tasks := flag.Bool("tasks", false, "mark the tool tasky as requiring task augmentation (execution.taskSupport: required)")
 	slowStart := flag.Duration("slow-start", 0, "wait this long before serving")
+	write := flag.Bool("write", false, "add the tool write (text to a file at path)")
 	flag.Parse()
 	switch {
 	case *exit:
@@ -57,6 +59,9 @@ func main() {
 
 	time.Sleep(*slowStart)
 	server := newServer()
+	if *write {
+		addWrite(server)
+	}
 	if *extra != "" {
 		data, _ := os.ReadFile(*extra)
 		for _, name := range strings.Fields(string(data)) {
@@ -170,6 +175,22 @@ type none struct{}
 
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// addWrite adds the tool write: text to the file at path.
+func addWrite(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "write", Description: "Write text to the file at path."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in writeIn) (*mcp.CallToolResult, any, error) {
+			if err := os.WriteFile(in.Path, []byte(in.Text), 0o644); err != nil {
+				return nil, nil, err
+			}
+			return text("wrote " + in.Path), nil, nil
+		})
+}
+
+type writeIn struct {
+	Path string `json:"path"`
+	Text string `json:"text"`
 }
 
 // A 1x1 PNG.
