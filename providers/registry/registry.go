@@ -91,6 +91,8 @@ type Options struct {
 	// WorkDir holds the .env file read, if present (default: the current
 	// directory).
 	WorkDir string
+	// IgnoreDotEnv leaves WorkDir/.env unread (an untrusted folder's).
+	IgnoreDotEnv bool
 	// ConfigPath is the configuration file (--config); it must exist. Empty
 	// means the default path (config.DefaultPath), read when it exists.
 	ConfigPath string
@@ -222,7 +224,7 @@ func newResolver(opts Options) (*resolver, error) {
 		r.dir = "."
 	}
 	var err error
-	if r.getenv, err = environment(opts.Getenv, r.dir); err != nil {
+	if r.getenv, err = environment(opts.Getenv, r.dir, opts.IgnoreDotEnv); err != nil {
 		return nil, err
 	}
 	if opts.ConfigPath != "" {
@@ -410,12 +412,16 @@ func (r *resolver) apiKey(p config.Provider) (key, from string, err error) {
 }
 
 // environment is getenv backed by dir/.env: the real environment wins.
-func environment(getenv func(string) string, dir string) (func(string) string, error) {
+func environment(getenv func(string) string, dir string, ignoreDotEnv bool) (func(string) string, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
 	path := filepath.Join(dir, ".env")
-	dotenv, err := godotenv.Read(path)
+	var dotenv map[string]string
+	var err error
+	if !ignoreDotEnv {
+		dotenv, err = godotenv.Read(path)
+	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, &ConfigError{Msg: "cannot read " + path, Err: err}
 	}
