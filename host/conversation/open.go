@@ -391,7 +391,7 @@ func (asm *assembly) clear() (*session.Session, *loop.Loop, error) {
 func (asm *assembly) setModel(alias string, history []providers.Message) (*loop.Loop, error) {
 	cfg := asm.cfg
 	cfg.Provider = registry.Options{Model: alias, BaseURL: cfg.Provider.BaseURL, Getenv: cfg.Provider.Getenv,
-		StreamIdleTimeout: cfg.Provider.StreamIdleTimeout}
+		StreamIdleTimeout: cfg.Provider.StreamIdleTimeout, IgnoreDotEnv: cfg.Provider.IgnoreDotEnv}
 	sel, err := registry.Select(providerOptions(cfg, asm.spec))
 	if err != nil {
 		return nil, err
