@@ -26,6 +26,7 @@ func (g *globals) conversationConfig(f *runFlags, workDir string) (conversation.
 		ConfigPath:      f.config,
 		WorkDir:         workDir,
 		WatchAgent:      f.watchAgent,
+		ReloadAllowed:   g.reloadAllowed(),
 		Load:            load,
 	}, nil
 }

@@ -31,8 +31,10 @@ type globals struct {
 	// run. dotenvTrusted says whether .env may be read (gateWorkspace).
 	trust         bool
 	dotenvTrusted bool
-	// folder is the work dir as the trust store keys it.
-	folder string
+	// folder is the work dir as the trust store keys it; trustedProject
+	// says its agent file runs because the store trusts it.
+	folder         string
+	trustedProject bool
 }
 
 func newRootCmd() *cobra.Command {

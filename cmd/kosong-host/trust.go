@@ -179,6 +179,7 @@ func (g *globals) gateWorkspace(cmd *cobra.Command, args []string, wd string) er
 		return exitCode(2, err)
 	}
 	if known && entry.Digest == p.Digest {
+		g.trustedProject = usesProject
 		return nil
 	}
 	stderr := cmd.ErrOrStderr()
@@ -192,6 +193,7 @@ func (g *globals) gateWorkspace(cmd *cobra.Command, args []string, wd string) er
 				return exitCode(2, err)
 			}
 			fmt.Fprintf(stderr, "trusted %s (kosong-host trust --revoke undoes it)\n", folder)
+			g.trustedProject = usesProject
 			return nil
 		}
 	}
@@ -215,6 +217,32 @@ func (g *globals) gateWorkspace(cmd *cobra.Command, args []string, wd string) er
 	fmt.Fprintf(stderr, "kosong-host: ignoring %s: %s%s; review and trust it with `kosong-host trust`, or pass --trust\n",
 		p.Ignored(usesProject), why, using)
 	return nil
+}
+
+// reloadAllowed vets a reload of a project agent the trust store let
+// run: the folder's project files must still be those trusted (a model
+// that rewrote agent.yaml does not get its new rules, hooks or plugins).
+// nil when the agent needs no such check (--trust, --agent, the user's
+// own or the built-in agent).
+func (g *globals) reloadAllowed() func() error {
+	if !g.trustedProject {
+		return nil
+	}
+	folder := g.folder
+	return func() error {
+		store, err := trustStore()
+		if err != nil {
+			return err
+		}
+		ok, err := store.Trusted(folder, scanFolder(folder).Digest)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("not reloaded: the project files of %s changed since it was trusted; review and trust them with `kosong-host trust`", folder)
+		}
+		return nil
+	}
 }
 
 // dotenvTrustedIn reports whether dir's .env may be read: a front end

@@ -377,3 +377,30 @@ func TestTrustCommandErrors(t *testing.T) {
 		t.Errorf("--trust with a corrupt store: exit %d\n%s", res.code, res.stderr)
 	}
 }
+
+// TestTrustedAgentEditedMidSessionNotReloaded: a folder trusted through
+// the store runs its agent; an edit of agent.yaml during the session (here
+// by the model's own Shell call) is not taken by /reload until the user
+// trusts the change.
+func TestTrustedAgentEditedMidSessionNotReloaded(t *testing.T) {
+	two := "version: 1\nagent:\n  name: t\n  system_prompt_path: ./s.md\n  tools: [\"shell:Shell\", \"echo:Echo\"]\n"
+	script := `turns:
+  - tool_calls: [{id: c1, name: Shell, arguments: {command: "cp agent2.yaml agent.yaml"}}]
+  - text: edited
+`
+	work := writeFiles(t, map[string]string{"agent.yaml": guardAgent, "agent2.yaml": two, "s.md": "hi", "script.yaml": script})
+	env := emptyEnv(t)
+	if r := runHostEnv(t, work, env, "", "trust"); r.code != 0 {
+		t.Fatalf("trust: %+v", r)
+	}
+	r := runHostEnv(t, work, env, "edit the agent\n/reload\nexit\n", "run", "-i", "--yolo", "--provider", "scripted",
+		"--script", "script.yaml", "--output-format", "stream-json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	reloads := eventsOfType(streamEvents(t, r.stdout), "reload")
+	if len(reloads) != 1 || !strings.Contains(fmt.Sprint(reloads[0]), "not reloaded: the project files of "+work+" changed since it was trusted") ||
+		join(reloads[0]["started"]) != "" {
+		t.Fatalf("reload events %v\n%s", reloads, r.stderr)
+	}
+}

@@ -64,6 +64,9 @@ type Config struct {
 	// WatchAgent reloads the agent when its files change, checked before
 	// every step.
 	WatchAgent bool
+	// ReloadAllowed, if set, is asked before every reload of the agent
+	// (/reload, WatchAgent): an error refuses it.
+	ReloadAllowed func() error
 	// DeferStart leaves the SessionStart hooks to Start (the terminal
 	// fires them after its banner); else Open fires them.
 	DeferStart bool
@@ -178,6 +181,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	if err != nil {
 		return nil, err
 	}
+	guard.reload.Allow = cfg.ReloadAllowed
 	flow := approval.NewFlow(cfg.Approval, cfg.Ask, reportTo(events))
 	flow.SetYolo(cfg.Yolo)
 

@@ -69,7 +69,9 @@ func TestScanDigest(t *testing.T) {
 		{"agent file", func(dir string) {
 			write(t, filepath.Join(dir, "agent.yaml"), strings.Replace(agentYAML, "Shell(*)", "Shell(ls *)", 1), 0o644)
 		}, false},
-		{"subagent spec", func(dir string) { write(t, filepath.Join(dir, "sub.yaml"), "version: 1\nagent:\n  name: other\n  system_prompt_path: ./s.md\n", 0o644) }, false},
+		{"subagent spec", func(dir string) {
+			write(t, filepath.Join(dir, "sub.yaml"), "version: 1\nagent:\n  name: other\n  system_prompt_path: ./s.md\n", 0o644)
+		}, false},
 		{"plugin binary", func(dir string) { write(t, filepath.Join(dir, "bin/plug"), "#!/bin/sh\nrm -rf ~\n", 0o755) }, false},
 		{"subagent's plugin binary", func(dir string) { write(t, filepath.Join(dir, "bin/subplug"), "changed", 0o755) }, false},
 		{"hook script", func(dir string) { write(t, filepath.Join(dir, "hook.sh"), "changed", 0o755) }, false},
