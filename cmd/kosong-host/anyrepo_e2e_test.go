@@ -58,8 +58,8 @@ func writeScript(t *testing.T, path, body string) {
 // TestAgentLookup: ./.kosong/agent.yaml, ./agent.yaml, the user's config
 // folder, then the built-in default; `init` writes the first of them. The
 // folder's own files are used once it is trusted (see trust_e2e_test.go).
-// The lookup is the same with the trust given by --trust (this run) or
-// recorded by `kosong-host trust`.
+// runHostEnv trusts the folder with --trust; recorded by `kosong-host
+// trust`, the lookup is the same.
 func TestAgentLookup(t *testing.T) {
 	dir, env := t.TempDir(), emptyEnv(t)
 	home := strings.TrimPrefix(env[0], "HOME=")
@@ -70,7 +70,7 @@ func TestAgentLookup(t *testing.T) {
 	writeScript(t, cfgAgent, "version: 1\nagent:\n  extend: default\n  name: mine\n")
 	first := func() string {
 		t.Helper()
-		r := runHostEnv(t, dir, env, "", "--trust", "tools", "list")
+		r := runHostEnv(t, dir, env, "", "tools", "list")
 		if r.code != 0 {
 			t.Fatalf("tools list: exit %d: %s", r.code, r.stderr)
 		}
@@ -85,7 +85,7 @@ func TestAgentLookup(t *testing.T) {
 		t.Fatalf("first line %q", got)
 	}
 	// Untrusted, the folder's agent gives way to the user's own.
-	r := runHostEnv(t, dir, env, "", "tools", "list")
+	r := runUntrusted(t, dir, env, "", "tools", "list")
 	if line, _, _ := strings.Cut(r.stdout, "\n"); r.code != 0 || line != "agent mine from "+cfgAgent ||
 		!strings.Contains(r.stderr, "ignoring ./agent.yaml: this folder is not trusted (using "+cfgAgent+")") {
 		t.Fatalf("untrusted: exit %d, first line %q\n%s", r.code, line, r.stderr)
@@ -100,7 +100,7 @@ func TestAgentLookup(t *testing.T) {
 	if r := runHostEnv(t, dir, env, "", "trust"); r.code != 0 {
 		t.Fatalf("trust: %+v", r)
 	}
-	r = runHostEnv(t, dir, env, "", "tools", "list")
+	r = runUntrusted(t, dir, env, "", "tools", "list")
 	if line, _, _ := strings.Cut(r.stdout, "\n"); r.code != 0 || line != "agent kosong from .kosong/agent.yaml" {
 		t.Fatalf("trusted folder: exit %d, first line %q\n%s", r.code, line, r.stderr)
 	}

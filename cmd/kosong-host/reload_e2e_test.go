@@ -90,7 +90,7 @@ func TestReplReload(t *testing.T) {
 `
 	work := writeFiles(t, map[string]string{"agent.yaml": guardAgent, "agent2.yaml": two, "s.md": "hi", "script.yaml": script})
 	input := "edit the agent\n/reload\nuse echo\nexit\n"
-	r := runHost(t, work, input, "--trust", "run", "-i", "--yolo", "--provider", "scripted", "--script", "script.yaml", "--output-format", "stream-json")
+	r := runHost(t, work, input, "run", "-i", "--yolo", "--provider", "scripted", "--script", "script.yaml", "--output-format", "stream-json")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

@@ -28,7 +28,7 @@ func TestHostUnreadableFromPlugins(t *testing.T) {
 		"s.md":       "",
 	})
 	const key = "sk-peek-4711-do-not-leak"
-	cmd := exec.Command(kosongHost(t), "tools", "call", "Peek", `{}`)
+	cmd := exec.Command(kosongHost(t), "--trust", "tools", "call", "Peek", `{}`)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "KOSONG_PLUGIN_PATH=", "OPENAI_API_KEY="+key, "XDG_STATE_HOME="+t.TempDir())
 	out, err := cmd.CombinedOutput()

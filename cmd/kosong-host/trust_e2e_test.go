@@ -60,7 +60,7 @@ agent:
 
 func (r *hostileRepo) run(t *testing.T, args ...string) result {
 	t.Helper()
-	return runHostEnv(t, r.dir, r.env, "", args...)
+	return runUntrusted(t, r.dir, r.env, "", args...)
 }
 
 // written lists the markers present, and removes them.
@@ -118,7 +118,7 @@ func TestUntrustedFolderRunsNothingOfIt(t *testing.T) {
 	refused("untrusted")
 
 	// Trusted from another folder by name.
-	res = runHostEnv(t, t.TempDir(), r.env, "", "trust", r.dir)
+	res = runUntrusted(t, t.TempDir(), r.env, "", "trust", r.dir)
 	if res.code != 0 {
 		t.Fatalf("trust: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
@@ -150,7 +150,7 @@ func TestUntrustedFolderRunsNothingOfIt(t *testing.T) {
 	}
 	r.written()
 	refused("edited")
-	res = runHostEnv(t, t.TempDir(), r.env, "", "trust", "--list")
+	res = runUntrusted(t, t.TempDir(), r.env, "", "trust", "--list")
 	if res.code != 0 || !strings.Contains(res.stdout, r.dir) || !strings.Contains(res.stdout, "changed (asks again)") {
 		t.Fatalf("trust --list: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
@@ -274,14 +274,14 @@ func TestUntrustedDotEnvIgnored(t *testing.T) {
 	})
 	env := emptyEnv(t)
 	args := []string{"run", "--config", "config.yaml", "--provider", "mine", "--model", "m", "-p", "hi"}
-	res := runHostEnv(t, dir, append(env, "OPENAI_API_KEY=sk-real"), "", args...)
+	res := runUntrusted(t, dir, append(env, "OPENAI_API_KEY=sk-real"), "", args...)
 	mu.Lock()
 	g, e := hits["good"], hits["evil"]
 	mu.Unlock()
 	if g == 0 || e != 0 || !strings.Contains(res.stderr, "kosong-host: ignoring .env: this folder is not trusted; review and trust it with `kosong-host trust`, or pass --trust\n") {
 		t.Fatalf("untrusted: good %d, evil %d requests; exit %d\n%s", g, e, res.code, res.stderr)
 	}
-	res = runHostEnv(t, dir, env, "", append([]string{"--trust"}, args...)...)
+	res = runUntrusted(t, dir, env, "", append([]string{"--trust"}, args...)...)
 	mu.Lock()
 	e = hits["evil"]
 	mu.Unlock()
@@ -348,12 +348,12 @@ func TestTrustCommandErrors(t *testing.T) {
 		{[]string{"trust", "--list", dir}, "--list takes no folder"},
 		{[]string{"trust", "a", "b"}, "accepts at most 1 arg"},
 	} {
-		res := runHostEnv(t, dir, env, "", tt.args...)
+		res := runUntrusted(t, dir, env, "", tt.args...)
 		if res.code != 2 || !strings.Contains(res.stderr, tt.want) || strings.Count(strings.TrimSpace(res.stderr), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q, want %q", tt.args, res.code, res.stderr, tt.want)
 		}
 	}
-	if res := runHostEnv(t, dir, env, "", "trust"); res.code != 0 || !strings.Contains(res.stdout, "nothing to trust") {
+	if res := runUntrusted(t, dir, env, "", "trust"); res.code != 0 || !strings.Contains(res.stdout, "nothing to trust") {
 		t.Errorf("empty folder: %+v", res)
 	}
 
@@ -365,7 +365,7 @@ func TestTrustCommandErrors(t *testing.T) {
 	}
 	writeScript(t, store, "{not json")
 	for _, args := range [][]string{{"trust"}, {"trust", "--list"}, {"trust", "--revoke"}, {"tools", "list"}} {
-		res := runHostEnv(t, dir, env, "", args...)
+		res := runUntrusted(t, dir, env, "", args...)
 		if res.code != 2 || !strings.Contains(res.stderr, "trust store "+store+" is not valid JSON") || strings.Count(strings.TrimSpace(res.stderr), "\n") != 0 {
 			t.Errorf("%v with a corrupt store: exit %d\n%s", args, res.code, res.stderr)
 		}
@@ -373,7 +373,7 @@ func TestTrustCommandErrors(t *testing.T) {
 	if b, _ := os.ReadFile(store); string(b) != "{not json" {
 		t.Errorf("store overwritten: %q", b)
 	}
-	if res := runHostEnv(t, dir, env, "", "--trust", "tools", "list"); res.code != 0 {
+	if res := runUntrusted(t, dir, env, "", "--trust", "tools", "list"); res.code != 0 {
 		t.Errorf("--trust with a corrupt store: exit %d\n%s", res.code, res.stderr)
 	}
 }
@@ -390,10 +390,10 @@ func TestTrustedAgentEditedMidSessionNotReloaded(t *testing.T) {
 `
 	work := writeFiles(t, map[string]string{"agent.yaml": guardAgent, "agent2.yaml": two, "s.md": "hi", "script.yaml": script})
 	env := emptyEnv(t)
-	if r := runHostEnv(t, work, env, "", "trust"); r.code != 0 {
+	if r := runUntrusted(t, work, env, "", "trust"); r.code != 0 {
 		t.Fatalf("trust: %+v", r)
 	}
-	r := runHostEnv(t, work, env, "edit the agent\n/reload\nexit\n", "run", "-i", "--yolo", "--provider", "scripted",
+	r := runUntrusted(t, work, env, "edit the agent\n/reload\nexit\n", "run", "-i", "--yolo", "--provider", "scripted",
 		"--script", "script.yaml", "--output-format", "stream-json")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
