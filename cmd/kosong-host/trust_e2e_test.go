@@ -404,3 +404,23 @@ func TestTrustedAgentEditedMidSessionNotReloaded(t *testing.T) {
 		t.Fatalf("reload events %v\n%s", reloads, r.stderr)
 	}
 }
+
+// TestTrustOneShotInTerminalDoesNotAsk: only an interactive session asks;
+// a one-shot run in a terminal refuses in one line and answers.
+func TestTrustOneShotInTerminalDoesNotAsk(t *testing.T) {
+	r := newHostileRepo(t)
+	term := startTerminal(t, r.dir, r.env, "run", "--provider", "scripted", "--script", r.script(t), "-p", "hi")
+	term.Expect(untrustedLine[:len(untrustedLine)-1])
+	term.Expect("done")
+	select {
+	case <-term.done:
+	case <-time.After(expectWithin):
+		t.Fatalf("run -p did not end:\n%s", term.Output())
+	}
+	if out := term.Output(); strings.Contains(out, "Trust this folder") {
+		t.Fatalf("a one-shot run asked:\n%s", out)
+	}
+	if got := r.written(); len(got) != 0 {
+		t.Fatalf("%v ran", got)
+	}
+}
