@@ -424,3 +424,18 @@ func TestTrustOneShotInTerminalDoesNotAsk(t *testing.T) {
 		t.Fatalf("%v ran", got)
 	}
 }
+
+// TestExplicitAgentIsConsent: --agent PATH runs that file in an untrusted
+// folder, but the folder's .env still needs trust.
+func TestExplicitAgentIsConsent(t *testing.T) {
+	r := newHostileRepo(t)
+	writeScript(t, filepath.Join(r.dir, ".env"), "SOME_VAR=1\n")
+	res := r.run(t, "--agent", "agent.yaml", "run", "--provider", "scripted", "--script", r.script(t), "-p", "hi")
+	if got := r.written(); res.code != 0 || strings.Join(got, ",") != "plugin,hook,mcp" {
+		t.Fatalf("exit %d, markers %v\n%s", res.code, got, res.stderr)
+	}
+	if want := "kosong-host: ignoring .env: this folder is not trusted; review and trust it with `kosong-host trust`, or pass --trust\n"; !strings.Contains(res.stderr, want) ||
+		strings.Contains(res.stderr, "ignoring ./agent.yaml") {
+		t.Fatalf("stderr:\n%s", res.stderr)
+	}
+}
