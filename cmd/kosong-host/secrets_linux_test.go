@@ -72,7 +72,7 @@ func TestPluginExecErrors(t *testing.T) {
 		if args != "" {
 			argv = append(argv, args)
 		}
-		r := runHost(t, dir, "", argv...)
+		r := runUntrusted(t, dir, nil, "", argv...) // plugin-exec must come first: no --trust before it
 		if r.code != 126 || r.stderr != want {
 			t.Errorf("plugin-exec %s: exit %d, %q; want 126, %q", args, r.code, r.stderr, want)
 		}
