@@ -439,3 +439,31 @@ func TestExplicitAgentIsConsent(t *testing.T) {
 		t.Fatalf("stderr:\n%s", res.stderr)
 	}
 }
+
+// TestACPSessionInOtherFolderIgnoresItsDotEnv: an ACP session of a folder
+// other than the host's reads that folder's .env only when it is trusted.
+func TestACPSessionInOtherFolderIgnoresItsDotEnv(t *testing.T) {
+	env := emptyEnv(t)
+	other := writeFiles(t, map[string]string{".env": "SOME_VAR=1\n"})
+	script := filepath.Join(t.TempDir(), "script.yaml")
+	writeScript(t, script, "turns:\n  - text: done\n")
+	var stderr bytes.Buffer
+	a := startACPWithStderr(t, t.TempDir(), env, &stderr, "--provider", "scripted", "--script", script)
+	a.initialize()
+	a.newSession(other)
+	a.stop()
+	if want := "kosong-host: ignoring " + other + "/.env: that folder is not trusted; review and trust it with `kosong-host trust " + other + "`\n"; !strings.Contains(stderr.String(), want) {
+		t.Fatalf("no %q in stderr:\n%s", want, stderr.String())
+	}
+	if res := runUntrusted(t, other, env, "", "trust"); res.code != 0 {
+		t.Fatalf("trust: %+v", res)
+	}
+	stderr.Reset()
+	a = startACPWithStderr(t, t.TempDir(), env, &stderr, "--provider", "scripted", "--script", script)
+	a.initialize()
+	a.newSession(other)
+	a.stop()
+	if strings.Contains(stderr.String(), "ignoring") {
+		t.Fatalf("trusted folder's .env ignored:\n%s", stderr.String())
+	}
+}
