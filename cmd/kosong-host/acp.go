@@ -47,7 +47,9 @@ stderr. In Zed's settings.json:
 			defer stop()
 			// Each ACP session is a conversation of the editor's folder.
 			open := func(ctx context.Context, req conversation.Request) (*conversation.Conversation, error) {
-				return conversation.Open(ctx, cfg.For(req))
+				c := cfg.For(req)
+				c.Provider.IgnoreDotEnv = !g.dotenvTrustedIn(req.WorkDir, cmd.ErrOrStderr())
+				return conversation.Open(ctx, c)
 			}
 			err = acp.Serve(ctx, acp.Config{Open: open, Yolo: f.yolo, Name: "kosong-host",
 				Title: "kosong-host", Version: buildVersion(), Logger: g.logger}, cmd.InOrStdin(), cmd.OutOrStdout())

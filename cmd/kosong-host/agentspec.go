@@ -23,8 +23,9 @@ const noAgentAnnotation = "kosong-host/no-agent"
 // of ./.kosong/agent.yaml, ./agent.yaml,
 // $XDG_CONFIG_HOME/kosong-host/agent.yaml, else the built-in default. It
 // sets g.agentPath (what the commands load) and g.agentSource (what the
-// banner and `tools list` show).
-func (g *globals) findAgent(cmd *cobra.Command) error {
+// banner and `tools list` show). The folder's own agent file and .env are
+// used only in a trusted folder (gateWorkspace).
+func (g *globals) findAgent(cmd *cobra.Command, args []string) error {
 	for c := cmd; c != nil; c = c.Parent() {
 		if c.Annotations[noAgentAnnotation] != "" {
 			return nil
@@ -44,7 +45,7 @@ func (g *globals) findAgent(cmd *cobra.Command) error {
 		return exitCode(2, errors.Join(err, berr))
 	}
 	g.agentPath, g.agentSource = src.Path, src
-	return nil
+	return g.gateWorkspace(cmd, args, wd)
 }
 
 var builtinAgents struct {

@@ -56,7 +56,10 @@ func writeScript(t *testing.T, path, body string) {
 }
 
 // TestAgentLookup: ./.kosong/agent.yaml, ./agent.yaml, the user's config
-// folder, then the built-in default; `init` writes the first of them.
+// folder, then the built-in default; `init` writes the first of them. The
+// folder's own files are used once it is trusted (see trust_e2e_test.go).
+// runHostEnv trusts the folder with --trust; recorded by `kosong-host
+// trust`, the lookup is the same.
 func TestAgentLookup(t *testing.T) {
 	dir, env := t.TempDir(), emptyEnv(t)
 	home := strings.TrimPrefix(env[0], "HOME=")
@@ -81,12 +84,25 @@ func TestAgentLookup(t *testing.T) {
 	if got := first(); got != "agent here from agent.yaml" {
 		t.Fatalf("first line %q", got)
 	}
-	r := runHostEnv(t, dir, env, "", "init")
+	// Untrusted, the folder's agent gives way to the user's own.
+	r := runUntrusted(t, dir, env, "", "tools", "list")
+	if line, _, _ := strings.Cut(r.stdout, "\n"); r.code != 0 || line != "agent mine from "+cfgAgent ||
+		!strings.Contains(r.stderr, "ignoring ./agent.yaml: this folder is not trusted (using "+cfgAgent+")") {
+		t.Fatalf("untrusted: exit %d, first line %q\n%s", r.code, line, r.stderr)
+	}
+	r = runHostEnv(t, dir, env, "", "init")
 	if r.code != 0 || !strings.Contains(r.stdout, "wrote .kosong/agent.yaml") {
 		t.Fatalf("init: %+v", r)
 	}
 	if got := first(); got != "agent kosong from .kosong/agent.yaml" {
 		t.Fatalf("first line %q", got)
+	}
+	if r := runHostEnv(t, dir, env, "", "trust"); r.code != 0 {
+		t.Fatalf("trust: %+v", r)
+	}
+	r = runUntrusted(t, dir, env, "", "tools", "list")
+	if line, _, _ := strings.Cut(r.stdout, "\n"); r.code != 0 || line != "agent kosong from .kosong/agent.yaml" {
+		t.Fatalf("trusted folder: exit %d, first line %q\n%s", r.code, line, r.stderr)
 	}
 	if r := runHostEnv(t, dir, env, "", "init"); r.code != 2 || !strings.Contains(r.stderr, "already exists") {
 		t.Fatalf("second init: %+v", r)

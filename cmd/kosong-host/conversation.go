@@ -20,12 +20,13 @@ func (g *globals) conversationConfig(f *runFlags, workDir string) (conversation.
 		AgentPath:   g.agentPath,
 		AgentSource: g.agentSource,
 		Provider: registry.Options{Provider: f.provider, Model: f.model, BaseURL: f.baseURL, Script: f.script,
-			StreamIdleTimeout: f.streamIdle},
+			StreamIdleTimeout: f.streamIdle, IgnoreDotEnv: !g.dotenvTrusted},
 		MaxContextSize:  f.contextSize,
 		MaxStepsPerTurn: f.maxSteps,
 		ConfigPath:      f.config,
 		WorkDir:         workDir,
 		WatchAgent:      f.watchAgent,
+		ReloadAllowed:   g.reloadAllowed(),
 		Load:            load,
 	}, nil
 }

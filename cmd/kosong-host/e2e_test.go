@@ -62,8 +62,16 @@ func runHost(t *testing.T, dir string, stdin string, args ...string) result {
 }
 
 // runHostEnv runs kosong-host in dir with args and extra environment, and
-// no provider keys but those given.
+// no provider keys but those given. The folder is trusted (--trust): a
+// test's folder holds the agent files it means to run.
 func runHostEnv(t *testing.T, dir string, env []string, stdin string, args ...string) result {
+	t.Helper()
+	return runCommand(t, kosongHost(t), dir, env, stdin, append([]string{"--trust"}, args...)...)
+}
+
+// runUntrusted is runHostEnv without --trust: the folder's own agent file
+// and .env are used only if the trust store says so.
+func runUntrusted(t *testing.T, dir string, env []string, stdin string, args ...string) result {
 	t.Helper()
 	return runCommand(t, kosongHost(t), dir, env, stdin, args...)
 }

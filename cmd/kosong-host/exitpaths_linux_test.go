@@ -55,7 +55,7 @@ func startSleeperRun(t *testing.T, dir string, sleeps ...int) (*exec.Cmd, <-chan
 			}
 		}
 	})
-	cmd := exec.Command(kosongHost(t), "run", "--provider", "scripted", "--script", "script.yaml", "--yolo",
+	cmd := exec.Command(kosongHost(t), "--trust", "run", "--provider", "scripted", "--script", "script.yaml", "--yolo",
 		"--output-format", "stream-json", "-p", "go")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "KOSONG_PLUGIN_PATH=", "XDG_STATE_HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())

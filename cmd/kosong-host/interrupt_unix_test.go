@@ -44,7 +44,7 @@ func TestRunInterruptKeepsWhatHappened(t *testing.T) {
 	state := t.TempDir()
 	env := []string{"OPENAI_API_KEY=x", "OPENAI_BASE_URL=" + srv.BaseURL(), "XDG_STATE_HOME=" + state}
 
-	cmd := exec.Command(kosongHost(t), "run", "--yolo", "--output-format", "stream-json", "-p", "Run both.")
+	cmd := exec.Command(kosongHost(t), "--trust", "run", "--yolo", "--output-format", "stream-json", "-p", "Run both.")
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(), "KOSONG_PLUGIN_PATH=", "KIMI_API_KEY=", "ANTHROPIC_API_KEY=", "GOOGLE_API_KEY=",
 		"GEMINI_API_KEY=", "XDG_CONFIG_HOME="+t.TempDir())
@@ -165,7 +165,7 @@ func TestRunInterruptWhilePluginsStart(t *testing.T) {
 	}
 	agent := "version: 1\nagent:\n  name: t\n  system_prompt_path: ./s.md\n  tools: [\"" + hang + ":X\"]\n"
 	work := writeFiles(t, map[string]string{"agent.yaml": agent, "s.md": "hi", "script.yaml": "turns:\n  - text: hi\n"})
-	cmd := exec.Command(kosongHost(t), "--log-level", "debug", "--plugin-start-timeout", "10s",
+	cmd := exec.Command(kosongHost(t), "--trust", "--log-level", "debug", "--plugin-start-timeout", "10s",
 		"run", "--provider", "scripted", "--script", "script.yaml", "-p", "hi")
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(), "KOSONG_PLUGIN_PATH=", "XDG_STATE_HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())

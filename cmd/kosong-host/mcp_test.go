@@ -195,7 +195,7 @@ func TestMCPServeApprovals(t *testing.T) {
 // it printed; the server is stopped with SIGTERM at cleanup.
 func serveMCPHTTP(t *testing.T, dir string, env []string, args ...string) (endpoint, header string) {
 	t.Helper()
-	cmd := hostCmd(t, dir, append([]string{"mcp", "serve", "--http", "127.0.0.1:0"}, args...)...)
+	cmd := hostCmd(t, dir, append([]string{"--trust", "mcp", "serve", "--http", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(cmd.Env, env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

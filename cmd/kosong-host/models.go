@@ -16,7 +16,7 @@ import (
 
 // newModelsCmd lists the configured providers and model aliases and the
 // built-in providers, with whether their API keys are set.
-func newModelsCmd(_ *globals) *cobra.Command {
+func newModelsCmd(g *globals) *cobra.Command {
 	var configPath string
 	cmd := &cobra.Command{
 		Use:   "models",
@@ -25,14 +25,15 @@ func newModelsCmd(_ *globals) *cobra.Command {
 ($XDG_CONFIG_HOME/kosong-host/config.yaml, else ~/.config/kosong-host/config.yaml,
 or --config FILE), and the built-in providers with their environment
 variables, saying which API keys are set and which are missing. Variables
-are read from the environment, then from .env in the current directory.`,
+are read from the environment, then from .env in the current directory
+(in a trusted folder: see kosong-host trust).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			wd, err := os.Getwd()
 			if err != nil {
 				return exitCode(2, err)
 			}
-			ov, err := registry.Describe(registry.Options{ConfigPath: configPath, WorkDir: wd})
+			ov, err := registry.Describe(registry.Options{ConfigPath: configPath, WorkDir: wd, IgnoreDotEnv: !g.dotenvTrusted})
 			if err != nil {
 				var ce *registry.ConfigError
 				if errors.As(err, &ce) {

@@ -74,7 +74,7 @@ func TestNoOrphans(t *testing.T) {
 	})
 	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd := exec.Command(kosongHost(t), "tools", "call", "Sleep", `{"ms": 600000}`)
+			cmd := exec.Command(kosongHost(t), "--trust", "tools", "call", "Sleep", `{"ms": 600000}`)
 			cmd.Dir = dir
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

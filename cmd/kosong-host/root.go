@@ -31,6 +31,14 @@ type globals struct {
 	// configPath is the command's --config ("" when it has none or it is
 	// not given: the default path).
 	configPath string
+	// trust is --trust: the work dir's project files are trusted for this
+	// run. dotenvTrusted says whether .env may be read (gateWorkspace).
+	trust         bool
+	dotenvTrusted bool
+	// folder is the work dir as the trust store keys it; trustedProject
+	// says its agent file runs because the store trusts it.
+	folder         string
+	trustedProject bool
 }
 
 func newRootCmd() *cobra.Command {
@@ -40,7 +48,7 @@ func newRootCmd() *cobra.Command {
 		Short:         "Run LLM agents whose tools live in separate plugin binaries",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkPluginDirs(g.pluginDirs); err != nil {
 				return err
 			}
@@ -55,21 +63,22 @@ func newRootCmd() *cobra.Command {
 			if f := cmd.Flags().Lookup("config"); f != nil {
 				g.configPath = f.Value.String()
 			}
-			return g.findAgent(cmd)
+			return g.findAgent(cmd, args)
 		},
 	}
 	root.Version = buildVersion()
 	root.SetVersionTemplate("kosong-host {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitCode(2, err) })
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.agentPath, "agent", "", "agent spec file (default: the first of ./.kosong/agent.yaml, ./agent.yaml, $XDG_CONFIG_HOME/kosong-host/agent.yaml, else the built-in default agent)")
+	pf.StringVar(&g.agentPath, "agent", "", "agent spec file (default: the first of ./.kosong/agent.yaml, ./agent.yaml, $XDG_CONFIG_HOME/kosong-host/agent.yaml, else the built-in default agent; the folder's own only in a trusted folder: see kosong-host trust)")
+	pf.BoolVar(&g.trust, "trust", false, "trust the current folder's project files (.kosong/agent.yaml or agent.yaml, what it runs, .env) for this run without asking or recording it; see kosong-host trust")
 	pf.StringVar(&g.logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error, off")
 	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for kosong-plugin-NAME binaries (repeatable; before KOSONG_PLUGIN_PATH, plugins/ beside the binary and the built-in plugins)")
 	pf.DurationVar(&g.startLimit, "plugin-start-timeout", plugin.DefaultStartTimeout, "how long a plugin may take to complete the handshake")
 	pf.StringArrayVar(&g.mcpConfigs, "mcp-config-file", nil, `MCP config file ({"mcpServers": ...}), repeatable`)
 	pf.DurationVar(&g.mcpWait, "mcp-startup-timeout", mcpclient.DefaultStartTimeout,
 		"how long the first model request waits for MCP servers; a slower one keeps starting (within its startup_timeout) and its tools join when it is up")
-	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd(), newPluginsCmd(g), newMCPCmd(g), newModelsCmd(g), newPluginServeCmd(), newSandboxExecCmd(), newPermissionsCmd(g))
+	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd(), newPluginsCmd(g), newMCPCmd(g), newModelsCmd(g), newPluginServeCmd(), newSandboxExecCmd(), newPermissionsCmd(g), newTrustCmd(g))
 	addProjectCmds(root, g)
 	if runCmd := newRunCmd(g); runCmd != nil {
 		root.AddCommand(runCmd)

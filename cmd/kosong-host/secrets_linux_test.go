@@ -28,7 +28,7 @@ func TestHostUnreadableFromPlugins(t *testing.T) {
 		"s.md":       "",
 	})
 	const key = "sk-peek-4711-do-not-leak"
-	cmd := exec.Command(kosongHost(t), "tools", "call", "Peek", `{}`)
+	cmd := exec.Command(kosongHost(t), "--trust", "tools", "call", "Peek", `{}`)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "KOSONG_PLUGIN_PATH=", "OPENAI_API_KEY="+key, "XDG_STATE_HOME="+t.TempDir())
 	out, err := cmd.CombinedOutput()
@@ -72,7 +72,7 @@ func TestPluginExecErrors(t *testing.T) {
 		if args != "" {
 			argv = append(argv, args)
 		}
-		r := runHost(t, dir, "", argv...)
+		r := runUntrusted(t, dir, nil, "", argv...) // plugin-exec must come first: no --trust before it
 		if r.code != 126 || r.stderr != want {
 			t.Errorf("plugin-exec %s: exit %d, %q; want 126, %q", args, r.code, r.stderr, want)
 		}

@@ -105,7 +105,7 @@ func TestRunInterruptDuringStall(t *testing.T) {
 				streaming <- struct{}{}
 			}
 		}})
-	cmd := exec.Command(kosongHost(t), "run", "-p", "hi", "--stream-idle-timeout", "1h")
+	cmd := exec.Command(kosongHost(t), "--trust", "run", "-p", "hi", "--stream-idle-timeout", "1h")
 	cmd.Dir = testbin.Root()
 	cmd.Env = append(os.Environ(), "KOSONG_PLUGIN_PATH=", "KIMI_API_KEY=", "ANTHROPIC_API_KEY=", "GOOGLE_API_KEY=", "GEMINI_API_KEY=",
 		"XDG_STATE_HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir(), "OPENAI_API_KEY=x", "OPENAI_BASE_URL="+srv.BaseURL())

@@ -77,6 +77,9 @@ type ReloadOptions struct {
 	// function it returns (may be nil) runs when the new toolset takes
 	// effect, between steps.
 	Check func(s *spec.Spec, tools []toolset.Spec) (apply func(), err error)
+	// Allow, if set, is asked before the spec is read: an error refuses
+	// the reload (e.g. the agent's files are no longer trusted).
+	Allow func() error
 }
 
 // refKey is what makes two references to a plugin the same: everything
@@ -102,6 +105,11 @@ func (a *Agent) Reload(ctx context.Context, ro ReloadOptions) (*Reloaded, error)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if ro.Allow != nil {
+		if err := ro.Allow(); err != nil {
+			return nil, err
+		}
+	}
 	s, err := spec.Load(r.spec.Path, spec.LoadOptions{DefaultAgentPath: r.opts.DefaultAgentPath})
 	if err != nil {
 		return nil, err

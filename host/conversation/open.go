@@ -65,6 +65,9 @@ type Config struct {
 	// WatchAgent reloads the agent when its files change, checked before
 	// every step.
 	WatchAgent bool
+	// ReloadAllowed, if set, is asked before every reload of the agent
+	// (/reload, WatchAgent): an error refuses it.
+	ReloadAllowed func() error
 	// DeferStart leaves the SessionStart hooks to Start (the terminal
 	// fires them after its banner); else Open fires them.
 	DeferStart bool
@@ -179,6 +182,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	if err != nil {
 		return nil, err
 	}
+	guard.reload.Allow = cfg.ReloadAllowed
 	flow := approval.NewFlow(cfg.Approval, cfg.Ask, reportTo(events))
 	flow.SetYolo(cfg.Yolo)
 
@@ -392,7 +396,7 @@ func (asm *assembly) clear() (*session.Session, *loop.Loop, error) {
 func (asm *assembly) setModel(alias string, history []providers.Message) (*loop.Loop, error) {
 	cfg := asm.cfg
 	cfg.Provider = registry.Options{Model: alias, BaseURL: cfg.Provider.BaseURL, Getenv: cfg.Provider.Getenv,
-		StreamIdleTimeout: cfg.Provider.StreamIdleTimeout}
+		StreamIdleTimeout: cfg.Provider.StreamIdleTimeout, IgnoreDotEnv: cfg.Provider.IgnoreDotEnv}
 	sel, err := registry.Select(providerOptions(cfg, asm.spec))
 	if err != nil {
 		return nil, err

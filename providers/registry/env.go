@@ -25,14 +25,18 @@ type environment struct {
 	path   string
 }
 
-// readEnvironment reads dir/.env, if present; getenv defaults to os.Getenv.
-func readEnvironment(getenv func(string) string, dir string) (*environment, error) {
+// readEnvironment reads dir/.env, if present and not ignored (an untrusted
+// folder's); getenv defaults to os.Getenv.
+func readEnvironment(getenv func(string) string, dir string, ignoreDotEnv bool) (*environment, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
 	e := &environment{process: getenv, path: filepath.Join(dir, ".env")}
 	if abs, err := filepath.Abs(e.path); err == nil {
 		e.path = abs
+	}
+	if ignoreDotEnv {
+		return e, nil
 	}
 	dotenv, err := godotenv.Read(e.path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

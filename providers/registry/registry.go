@@ -91,6 +91,8 @@ type Options struct {
 	// WorkDir holds the .env file read, if present (default: the current
 	// directory).
 	WorkDir string
+	// IgnoreDotEnv leaves WorkDir/.env unread (an untrusted folder's).
+	IgnoreDotEnv bool
 	// ConfigPath is the configuration file (--config); it must exist. Empty
 	// means the default path (config.DefaultPath), read when it exists.
 	ConfigPath string
@@ -234,7 +236,7 @@ func newResolver(opts Options) (*resolver, error) {
 		r.dir = "."
 	}
 	var err error
-	if r.env, err = readEnvironment(opts.Getenv, r.dir); err != nil {
+	if r.env, err = readEnvironment(opts.Getenv, r.dir, opts.IgnoreDotEnv); err != nil {
 		return nil, err
 	}
 	r.getenv = r.env.get
