@@ -49,7 +49,7 @@ stderr. In Zed's settings.json:
 			open := func(ctx context.Context, req conversation.Request) (*conversation.Conversation, error) {
 				c := cfg.For(req)
 				c.Provider.IgnoreDotEnv = !g.dotenvTrustedIn(req.WorkDir, cmd.ErrOrStderr())
-				return conversation.Open(ctx, c)
+				return openConversation(ctx, c, cmd.ErrOrStderr())
 			}
 			err = acp.Serve(ctx, acp.Config{Open: open, Yolo: f.yolo, Name: "kosong-host",
 				Title: "kosong-host", Version: buildVersion(), Logger: g.logger}, cmd.InOrStdin(), cmd.OutOrStdout())

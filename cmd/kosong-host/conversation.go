@@ -1,6 +1,10 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"io"
+
 	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/providers/registry"
 )
@@ -29,4 +33,18 @@ func (g *globals) conversationConfig(f *runFlags, workDir string) (conversation.
 		ReloadAllowed:   g.reloadAllowed(),
 		Load:            load,
 	}, nil
+}
+
+// openConversation opens the conversation of cfg and prints its notes on
+// w (stderr): where a provider's base URL came from when it is not the
+// default, and a .env base URL that was ignored.
+func openConversation(ctx context.Context, cfg conversation.Config, w io.Writer) (*conversation.Conversation, error) {
+	conv, err := conversation.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range conv.Notes() {
+		fmt.Fprintln(w, n)
+	}
+	return conv, nil
 }

@@ -51,6 +51,15 @@ func TestDotenvBaseURLGetsNoKey(t *testing.T) {
 	if got := mine.LastRequest(t).Header.Get("Authorization"); got != "Bearer "+key {
 		t.Errorf("the configured base URL got Authorization %q", got)
 	}
+	// stderr says what was ignored and where the base URL in use came from.
+	for _, want := range []string{
+		"warning: ignoring OPENAI_BASE_URL in " + filepath.Join(dir, ".env"),
+		"provider openai: base URL " + mine.BaseURL() + " (from base_url of provider openai in " + filepath.Join(cfg, "config.yaml") + ")",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
 }
 
 // TestKeyVariablesRefused: a provider key variable, built-in or named by

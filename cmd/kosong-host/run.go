@@ -16,7 +16,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/kosong-host/kosong-host/host/approval"
-	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/repl"
 	"github.com/kosong-host/kosong-host/host/session"
@@ -250,7 +249,7 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	// SessionStart fires after the banner, so stream-json starts with the
 	// session event.
 	cfg.DeferStart = true
-	conv, err := conversation.Open(ctx, cfg)
+	conv, err := openConversation(ctx, cfg, stderr)
 	if err != nil {
 		if ctx.Err() != nil {
 			return exitCode(exitInterrupted, ctx.Err()) // Ctrl-C while the plugins started

@@ -51,7 +51,7 @@ func runWire(cmd *cobra.Command, g *globals, f *runFlags) error {
 	// The one conversation opens once the client's first message says
 	// whether it answers questions.
 	open := func(ctx context.Context, req conversation.Request) (*conversation.Conversation, error) {
-		return conversation.Open(ctx, cfg.For(req))
+		return openConversation(ctx, cfg.For(req), cmd.ErrOrStderr())
 	}
 	err = wire.Serve(ctx, wire.Config{In: cmd.InOrStdin(), Out: cmd.OutOrStdout(), Open: open,
 		Request: req, ServerName: "kosong-host", Version: buildVersion(), Logger: g.logger})

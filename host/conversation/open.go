@@ -103,6 +103,10 @@ type assembly struct {
 	mu          sync.Mutex
 	provider    providers.ChatProvider
 	contextSize int64
+	// notes say what a user must know of the model selection: where a
+	// base URL that is not the provider's default came from, and what
+	// was ignored (a .env base URL without the .env's key).
+	notes []string
 
 	startOnce sync.Once
 	end       func()
@@ -202,7 +206,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	}
 	a.Source = cfg.AgentSource
 	asm := &assembly{cfg: cfg, spec: s, agent: a, system: system, guard: guard, opts: opts, events: events,
-		provider: sel.Provider, contextSize: contextSize, source: "startup"}
+		provider: sel.Provider, contextSize: contextSize, notes: sel.Notes(), source: "startup"}
 	if cfg.Resume != "" {
 		asm.source = "resume"
 	}
@@ -314,6 +318,19 @@ func (c *Conversation) Provider() providers.ChatProvider {
 	return c.asm.provider
 }
 
+// Notes are the lines a front end shows its user about the model
+// selection (one line each, for stderr or a log): where a base URL that is
+// not the provider's default came from, and a .env base URL ignored because
+// the key is not from that .env.
+func (c *Conversation) Notes() []string {
+	if c.asm == nil {
+		return nil
+	}
+	c.asm.mu.Lock()
+	defer c.asm.mu.Unlock()
+	return c.asm.notes
+}
+
 // MaxContextSize is the context window of the model in use (0: unknown).
 func (c *Conversation) MaxContextSize() int64 {
 	if c.asm == nil {
@@ -402,6 +419,7 @@ func (asm *assembly) setModel(alias string, history []providers.Message) (*loop.
 		return nil, err
 	}
 	size := int64(sel.MaxContextSize)
+	notes := sel.Notes()
 	if cfg.MaxContextSize > 0 {
 		size = cfg.MaxContextSize
 	}
@@ -410,7 +428,7 @@ func (asm *assembly) setModel(alias string, history []providers.Message) (*loop.
 		return nil, err
 	}
 	asm.mu.Lock()
-	asm.provider, asm.contextSize = sel.Provider, size
+	asm.provider, asm.contextSize, asm.notes = sel.Provider, size, notes
 	asm.mu.Unlock()
 	return l, nil
 }
