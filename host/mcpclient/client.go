@@ -87,6 +87,10 @@ type Options struct {
 	// Launcher, when set, is the command stdio servers are started through
 	// (see proc.Command).
 	Launcher []string
+	// Pins are the lock file's pins of stdio servers' commands, by server
+	// name (CheckPin): a server whose command is another file is not
+	// started.
+	Pins map[string]Pin
 	// Version is the client version sent to servers.
 	Version string
 }
