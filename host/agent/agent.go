@@ -136,6 +136,10 @@ type Agent struct {
 	Status []ToolStatus
 	// MCP are the agent's MCP servers.
 	MCP *mcpclient.Loaded
+	// Overridden are the built-in plugins that installed binaries replace
+	// with no pin (in the agent file or the lock file) to say which binary
+	// is meant: said in one line (OverrideNotice) wherever the agent runs.
+	Overridden []Override
 
 	// mu guards Spec, Plugins and Status while a reload swaps them, and
 	// late.
@@ -213,7 +217,7 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 		return nil, err
 	}
 	failures = append(failures, refused...)
-	a := &Agent{Spec: s, Toolset: toolset.New(opts.Logger)}
+	a := &Agent{Spec: s, Toolset: toolset.New(opts.Logger), Overridden: overridden(refs, opts)}
 	loaded := plugin.Load(ctx, specs, opts.pluginOptions(a.Toolset))
 	a.Plugins = loaded.Plugins
 	failures = append(failures, loaded.Failures...)
