@@ -138,13 +138,15 @@ type Agent struct {
 	MCP *mcpclient.Loaded
 	// Overridden are the built-in plugins that installed binaries replace
 	// with no pin (in the agent file or the lock file) to say which binary
-	// is meant: said in one line (OverrideNotice) wherever the agent runs.
+	// is meant, as the load left them: said in one line (OverrideNotice)
+	// wherever the agent runs. Overrides has them after reloads too.
 	Overridden []Override
 
 	// mu guards Spec, Plugins and Status while a reload swaps them, and
 	// late.
 	mu          sync.Mutex
 	late        []ToolStatus // rows of MCP servers that started after the load
+	overridden  []Override   // Overridden, after the last reload that took effect
 	rl          *reloader
 	watchOpts   ReloadOptions
 	watchReport func(*Reloaded, error)
@@ -156,6 +158,13 @@ func (a *Agent) Statuses() []ToolStatus {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append(slices.Clone(a.Status), a.late...)
+}
+
+// Overrides is Overridden as of the last reload that took effect.
+func (a *Agent) Overrides() []Override {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.overridden)
 }
 
 // WaitMCP waits until no MCP server is still starting (each within its
@@ -218,6 +227,7 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 	}
 	failures = append(failures, refused...)
 	a := &Agent{Spec: s, Toolset: toolset.New(opts.Logger), Overridden: overridden(refs, opts)}
+	a.overridden = a.Overridden
 	loaded := plugin.Load(ctx, specs, opts.pluginOptions(a.Toolset))
 	a.Plugins = loaded.Plugins
 	failures = append(failures, loaded.Failures...)
