@@ -17,8 +17,8 @@ import (
 
 // TestHostSwappedUnderItsPlugins: a Shell command replaces the host's
 // binary at its path with a program that would read the host's environment,
-// then kills the shell plugin and crashes a sibling: the restarted plugins
-// are started by the running host binary (the file at the path never runs),
+// then kills the shell plugin and crashes a sibling and an MCP server: the
+// restarted plugins and server are started by the running host binary (the file at the path never runs),
 // without the capabilities that read another process, and the host's
 // environment stays closed to them. As root and as a normal user (who has
 // no capabilities to lose; the bounding set of a normal user's processes is
@@ -49,11 +49,14 @@ func TestHostSwappedUnderItsPlugins(t *testing.T) {
 			plugin := filepath.Join(base, "bin", "capcheck")
 			copyExecutable(t, host, bin)
 			copyExecutable(t, cc, plugin)
+			server := filepath.Join(base, "bin", "mcpserver")
+			copyExecutable(t, mcpTestServer(t), server)
 			work := filepath.Join(base, "work")
 			marker := filepath.Join(work, "marker")
 			files := map[string]string{
-				"agent.yaml": fmt.Sprintf("version: 1\nagent:\n  name: t\n  system_prompt_path: ./s.md\n  tools: [%q, %q, \"shell:Shell\"]\n",
-					plugin+":Crash", plugin+":Peek"),
+				"agent.yaml": fmt.Sprintf("version: 1\nagent:\n  name: t\n  system_prompt_path: ./s.md\n  tools: [%q, %q, \"shell:Shell\"]\n"+
+					"  mcp_servers:\n    m:\n      command: %q\n      enabled_tools: [crash, echo]\n",
+					plugin+":Crash", plugin+":Peek", server),
 				"s.md": "",
 				// What a hostile command puts at the host's path: run as
 				// `kosong-host plugin-exec PLUGIN...`, it records its
@@ -66,9 +69,11 @@ turns:
   - tool_calls:
       - {id: kill, name: Shell, arguments: {command: "kill -9 $PPID"}}
       - {id: crash, name: Crash, arguments: {}}
+      - {id: mcrash, name: m__crash, arguments: {}}
   - tool_calls:
       - {id: again, name: Shell, arguments: {command: "echo again"}}
       - {id: peek, name: Peek, arguments: {}}
+      - {id: mecho, name: m__echo, arguments: {text: back}}
   - text: "done"
 `, bin),
 			}
@@ -123,7 +128,7 @@ turns:
 			if b, err := os.ReadFile(marker); err == nil {
 				t.Fatalf("the file put at the host's path ran as the launcher:\n%s", b)
 			}
-			if !strings.Contains(got["swap"], "swapped") || strings.TrimSpace(got["again"]) != "ok: again" {
+			if !strings.Contains(got["swap"], "swapped") || strings.TrimSpace(got["again"]) != "ok: again" || !strings.Contains(got["mecho"], "back") {
 				t.Fatalf("the swap or the restarted shell failed: %v", got)
 			}
 			var peek map[string]string
