@@ -100,13 +100,56 @@ func TestInstalledPluginOverridesBuiltin(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append(append([]string{"--agent", "agent.yaml"}, tt.args...), "tools", "list", "--json")
-			row := listJSON(t, runHostBinary(t, tt.host, dir, tt.env, args...))["Echo"]
+			r := runHostBinary(t, tt.host, dir, tt.env, args...)
+			row := listJSON(t, r)["Echo"]
 			if row.Status != "loaded" || row.Source != tt.source || row.Builtin != strings.HasPrefix(tt.source, "builtin") {
 				t.Fatalf("Echo: %+v, want loaded from %s", row, tt.source)
+			}
+			// An installed binary no pin names is said in one line.
+			warning := ""
+			if !row.Builtin {
+				warning = "warning: built-in plugin replaced by an installed binary that no pin names: echo by " + row.Path +
+					" (pin it with `kosong-host plugins lock`, or remove it to use the built-in)\n"
+			}
+			if r.stderr != warning {
+				t.Fatalf("tools list stderr %q, want %q", r.stderr, warning)
 			}
 			call := append(append([]string{"--agent", "agent.yaml"}, tt.args...), "tools", "call", "Echo", `{"text":"hi"}`)
 			if r := runHostBinary(t, tt.host, dir, tt.env, call...); r.code != 0 || r.stdout != "hi\n" {
 				t.Fatalf("tools call: %+v", r)
+			}
+		})
+	}
+}
+
+// TestPinnedOverrideIsSilent: an installed binary that replaces a built-in
+// and is pinned (by the lock file or the agent file) is meant: no warning.
+func TestPinnedOverrideIsSilent(t *testing.T) {
+	pluginDir := t.TempDir()
+	installed := filepath.Join(pluginDir, "kosong-plugin-echo")
+	copyExecutable(t, standalonePlugin(t, "echo"), installed)
+	sum, err := plugin.FileSHA256(installed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, agent string
+		lock        bool
+	}{
+		{"lock file", echoAgent, true},
+		{"agent file", strings.Replace(echoAgent, `"echo:Echo"`, `{plugin: echo, tools: [Echo], sha256: `+sum+`}`, 1), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeFiles(t, map[string]string{"agent.yaml": tt.agent, "s.md": ""})
+			if tt.lock {
+				if r := runHost(t, dir, "", "--plugin-dir", pluginDir, "plugins", "lock"); r.code != 0 {
+					t.Fatalf("lock: %+v", r)
+				}
+			}
+			r := runHost(t, dir, "", "--plugin-dir", pluginDir, "tools", "list")
+			if r.code != 0 || r.stderr != "" || !strings.Contains(r.stdout, "plugin echo ("+installed+")") {
+				t.Fatalf("tools list: %+v", r)
 			}
 		})
 	}

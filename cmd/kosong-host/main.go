@@ -18,9 +18,13 @@ func main() {
 	}
 	if len(os.Args) < 2 || os.Args[1] != pluginServeCmd {
 		// The host holds the provider keys: no process without
-		// CAP_SYS_PTRACE may read its memory or environment, and no
-		// plugin has CAP_SYS_PTRACE (see launcher).
+		// CAP_SYS_PTRACE may read its memory or environment, and nothing
+		// it executes has CAP_SYS_PTRACE or the other capabilities that
+		// read it (proc.DroppedCaps), whatever file it executes. (Without
+		// CAP_SETPCAP a root host keeps them in its bounding set, and
+		// execCmd refuses to start children.)
 		_ = proc.MarkUndumpable()
+		_ = proc.LimitChildren()
 		hangUpAsTerminate()
 	}
 	os.Exit(run(os.Args[1:]))
@@ -35,12 +39,13 @@ const execCmd = "plugin-exec"
 // launcher is what plugins and stdio MCP servers are started through, on
 // Linux: this binary's execCmd. (A child exec'd directly from the host
 // would inherit the host's capabilities; Go cannot drop them between fork
-// and exec.)
+// and exec.) It is the running binary (proc.Self), not the file at its
+// path, which a command may have replaced.
 func launcher() []string {
 	if runtime.GOOS != "linux" {
 		return nil
 	}
-	exe, err := os.Executable()
+	exe, err := proc.Self()
 	if err != nil {
 		return nil
 	}

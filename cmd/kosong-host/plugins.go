@@ -20,8 +20,9 @@ func newPluginsCmd(g *globals) *cobra.Command {
 		Short: "Pin and verify the plugin binaries an agent uses; serve a built-in plugin as a remote tool server",
 		Long: "The pins live in a lock file beside the agent file (agent.yaml -> agent.lock.yaml), so the agent\n" +
 			"file stays as written. It pins the plugins of every agent file a run loads: the agent's own (its\n" +
-			"extend chain included) and its subagents', recursively. A sha256 in an agent file takes precedence\n" +
-			"over the lock file's. Paths in the lock file are relative to it.",
+			"extend chain included) and its subagents', recursively, and the command of each of their stdio MCP\n" +
+			"servers (and --mcp-config-file's) that is a file, not a name looked up in PATH. A sha256 in an agent\n" +
+			"file takes precedence over the lock file's. Paths in the lock file are relative to it.",
 	}
 	cmd.AddCommand(newPluginsLockCmd(g), newPluginsVerifyCmd(g), newPluginsServeCmd(), newPluginsCertsCmd())
 	return cmd
@@ -34,16 +35,25 @@ type pluginBinary struct {
 	err  error
 }
 
+// mcpCommand is the command file of a stdio MCP server and its sha256.
+type mcpCommand struct {
+	name string
+	path string
+	sum  string
+	err  error
+}
+
 // pluginBinaries resolves and hashes every plugin of every agent file a
-// run of the agent loads (subagents included); lock is the run's lock file.
-func (g *globals) pluginBinaries() (lock string, _ []pluginBinary, _ error) {
+// run of the agent loads (subagents included), and the command of each of
+// their stdio MCP servers that is a file; lock is the run's lock file.
+func (g *globals) pluginBinaries() (lock string, _ []pluginBinary, _ []mcpCommand, _ error) {
 	s, err := loadAgentSpec(g.agentPath)
 	if err != nil {
-		return "", nil, exitCode(2, err)
+		return "", nil, nil, exitCode(2, err)
 	}
 	plugins, err := agent.RunPlugins(s, defaultAgentPath(), g.searchDirs(), builtins())
 	if err != nil {
-		return "", nil, exitCode(2, err)
+		return "", nil, nil, exitCode(2, err)
 	}
 	out := make([]pluginBinary, len(plugins))
 	for i, p := range plugins {
@@ -53,7 +63,19 @@ func (g *globals) pluginBinaries() (lock string, _ []pluginBinary, _ error) {
 			out[i].sum, out[i].err = plugin.FileSHA256(out[i].path)
 		}
 	}
-	return agent.LockFileFor(s.Path), out, nil
+	servers, err := agent.RunMCPServers(s, defaultAgentPath(), g.mcpConfigs)
+	if err != nil {
+		return "", nil, nil, exitCode(2, err)
+	}
+	cmds := make([]mcpCommand, len(servers))
+	for i, srv := range servers {
+		cmds[i] = mcpCommand{name: srv.Config.Name, path: srv.Config.Command}
+		cmds[i].sum, cmds[i].err = pins.FileSHA256(cmds[i].path)
+		if cmds[i].err != nil {
+			cmds[i].err = fmt.Errorf("MCP server %s (%s): %v", srv.Config.Name, srv.Config.Where(), cmds[i].err)
+		}
+	}
+	return agent.LockFileFor(s.Path), out, cmds, nil
 }
 
 // relativeTo is path relative to the folder of file, when there is such a
@@ -71,11 +93,11 @@ func newPluginsLockCmd(g *globals) *cobra.Command {
 		Short: "Write the sha256 pins of the agent's plugin binaries to its lock file",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			path, bins, err := g.pluginBinaries()
+			path, bins, cmds, err := g.pluginBinaries()
 			if err != nil {
 				return err
 			}
-			lock := &pins.File{Version: 1, Plugins: map[string]pins.Pin{}}
+			lock := &pins.File{Version: 1, Plugins: map[string]pins.Pin{}, MCPServers: map[string]pins.Pin{}}
 			var errs []error
 			for _, b := range bins {
 				if b.err != nil {
@@ -84,13 +106,20 @@ func newPluginsLockCmd(g *globals) *cobra.Command {
 				}
 				lock.Plugins[b.ref.Name] = pins.Pin{Path: relativeTo(path, b.path), SHA256: b.sum}
 			}
+			for _, c := range cmds {
+				if c.err != nil {
+					errs = append(errs, c.err)
+					continue
+				}
+				lock.MCPServers[c.name] = pins.Pin{Path: relativeTo(path, c.path), SHA256: c.sum}
+			}
 			if len(errs) > 0 {
 				return exitCode(2, errors.Join(errs...))
 			}
 			if err := pins.Write(path, lock); err != nil {
 				return exitCode(2, err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %d pins to %s\n", len(lock.Plugins), path)
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %d pins to %s\n", len(lock.Plugins)+len(lock.MCPServers), path)
 			return nil
 		},
 	}
@@ -102,7 +131,7 @@ func newPluginsVerifyCmd(g *globals) *cobra.Command {
 		Short: "Check the agent's plugin binaries against their pins (exit 1 on a mismatch)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			lockPath, bins, err := g.pluginBinaries()
+			lockPath, bins, cmds, err := g.pluginBinaries()
 			if err != nil {
 				return err
 			}
@@ -111,7 +140,7 @@ func newPluginsVerifyCmd(g *globals) *cobra.Command {
 				return exitCode(2, err)
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PLUGIN\tSTATUS\tBINARY")
+			fmt.Fprintln(tw, "PLUGIN\tSTATUS\tFILE")
 			bad := 0
 			for _, b := range bins {
 				pin, from := b.ref.SHA256, "agent spec"
@@ -132,9 +161,23 @@ func newPluginsVerifyCmd(g *globals) *cobra.Command {
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", b.ref.Name, status, b.path)
 			}
+			for _, c := range cmds {
+				pin := lock.MCPServers[c.name].SHA256
+				status := "ok (lock file)"
+				switch {
+				case c.err != nil:
+					status, bad = "error: "+c.err.Error(), bad+1
+				case pin == "":
+					status = "not pinned"
+				case pin != c.sum:
+					status, bad = fmt.Sprintf("MISMATCH: lock file %s pins %s, the file is %s", lockPath, pin, c.sum), bad+1
+				}
+				fmt.Fprintf(tw, "mcp:%s\t%s\t%s\n", c.name, status, c.path)
+			}
 			tw.Flush()
 			if bad > 0 {
-				return exitCode(1, fmt.Errorf("%d of %d plugins failed verification; if the changes are intended, run `kosong-host plugins lock`", bad, len(bins)))
+				return exitCode(1, fmt.Errorf("%d of %d plugins and MCP server commands failed verification; if the changes are intended, run `kosong-host plugins lock`",
+					bad, len(bins)+len(cmds)))
 			}
 			return nil
 		},

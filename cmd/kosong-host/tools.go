@@ -79,6 +79,9 @@ func newToolsListCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withAgent(cmd, approval.Deny{}, func(_ context.Context, a *agent.Agent) error {
 				out := cmd.OutOrStdout()
+				if n := agent.OverrideNotice(a.Overridden); n != "" {
+					fmt.Fprintln(cmd.ErrOrStderr(), "warning: "+n)
+				}
 				// modelName is the name the model sees, when it differs.
 				modelName := func(name string) string {
 					if m, ok := a.Toolset.ModelNameOf(name); ok && m != name {

@@ -145,11 +145,17 @@ type Agent struct {
 	Status []ToolStatus
 	// MCP are the agent's MCP servers.
 	MCP *mcpclient.Loaded
+	// Overridden are the built-in plugins that installed binaries replace
+	// with no pin (in the agent file or the lock file) to say which binary
+	// is meant, as the load left them: said in one line (OverrideNotice)
+	// wherever the agent runs. Overrides has them after reloads too.
+	Overridden []Override
 
 	// mu guards Spec, Plugins and Status while a reload swaps them, and
 	// late.
 	mu          sync.Mutex
 	late        []ToolStatus // rows of MCP servers that started after the load
+	overridden  []Override   // Overridden, after the last reload that took effect
 	rl          *reloader
 	watchOpts   ReloadOptions
 	watchReport func(*Reloaded, error)
@@ -161,6 +167,13 @@ func (a *Agent) Statuses() []ToolStatus {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append(slices.Clone(a.Status), a.late...)
+}
+
+// Overrides is Overridden as of the last reload that took effect.
+func (a *Agent) Overrides() []Override {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.overridden)
 }
 
 // WaitMCP waits until no MCP server is still starting (each within its
@@ -217,11 +230,13 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	waitMCP, err := startMCP(ctx, s, opts) // in parallel with the plugins
+	waitMCP, refused, err := startMCP(ctx, s, opts) // in parallel with the plugins
 	if err != nil {
 		return nil, err
 	}
-	a := &Agent{Spec: s, Toolset: toolset.New(opts.Logger)}
+	failures = append(failures, refused...)
+	a := &Agent{Spec: s, Toolset: toolset.New(opts.Logger), Overridden: overridden(refs, opts)}
+	a.overridden = a.Overridden
 	loaded := plugin.Load(ctx, specs, opts.pluginOptions(a.Toolset))
 	a.Plugins = loaded.Plugins
 	failures = append(failures, loaded.Failures...)
@@ -347,27 +362,63 @@ func ResolvePlugin(ref spec.PluginRef, dirs []string) (string, error) {
 // ---- MCP servers (host/mcpclient) ----
 
 // startMCP starts the MCP servers of the spec and of opts.MCPConfigFiles in
-// the background; the function returned waits for them. Only a config error
-// (a bad config file, a name given twice) is returned here.
-func startMCP(ctx context.Context, s *spec.Spec, opts Options) (func() *mcpclient.Loaded, error) {
+// the background; the function returned waits for them. A stdio server
+// whose command the run's lock file pins to another file is refused (not
+// started, and a failure of the load, as a plugin's mismatch is). Only a
+// config error (a bad config or lock file, a name given twice) is
+// returned as an error.
+func startMCP(ctx context.Context, s *spec.Spec, opts Options) (func() *mcpclient.Loaded, []string, error) {
 	cfgs, err := mcpclient.Configs(s, opts.MCPConfigFiles)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := spec.CheckSecrets(nil, cfgs, opts.SecretEnv); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	confined, err := mcpSandboxes(cfgs, s.Sandbox, opts)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	pinned, err := mcpPins(s, opts.LockFile)
+	if err != nil {
+		return nil, nil, err
+	}
+	var refused []string
+	cfgs = slices.DeleteFunc(cfgs, func(cfg spec.MCPServer) bool {
+		if cfg.Disabled {
+			return false
+		}
+		if err := mcpclient.CheckPin(cfg, pinned[cfg.Name]); err != nil {
+			refused = append(refused, err.Error())
+			return true
+		}
+		return false
+	})
 	done := make(chan *mcpclient.Loaded, 1)
 	go func() {
 		done <- mcpclient.LoadAll(ctx, cfgs, mcpclient.Options{Decider: opts.Decider, Logger: opts.Logger,
 			Getenv: opts.Getenv, WorkDir: opts.WorkDir, RestartBackoff: opts.RestartBackoff, CancelGrace: opts.CancelGrace,
-			OnProgress: opts.OnProgress, Launcher: opts.Launcher, StartupWait: opts.MCPStartupWait, Sandboxes: confined})
+			OnProgress: opts.OnProgress, Launcher: opts.Launcher, StartupWait: opts.MCPStartupWait, Sandboxes: confined,
+			Pins: pinned})
 	}()
-	return func() *mcpclient.Loaded { return <-done }, nil
+	return func() *mcpclient.Loaded { return <-done }, refused, nil
+}
+
+// mcpPins are the run's lock file's pins of MCP server commands (lockFile;
+// "" is the one beside the agent file).
+func mcpPins(s *spec.Spec, lockFile string) (map[string]mcpclient.Pin, error) {
+	if lockFile == "" {
+		lockFile = pins.PathFor(s.Path)
+	}
+	lock, err := pins.Read(lockFile)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]mcpclient.Pin{}
+	for name, p := range lock.MCPServers {
+		out[name] = mcpclient.Pin{SHA256: p.SHA256, LockFile: lockFile}
+	}
+	return out, nil
 }
 
 // addMCP adds the MCP tools after the plugins' and a status row for each:

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/kosong-host/kosong-host/host/mcpclient"
 	"github.com/kosong-host/kosong-host/host/pins"
 	"github.com/kosong-host/kosong-host/host/spec"
 )
@@ -83,6 +84,50 @@ func RunPlugins(s *spec.Spec, defaultAgentPath string, dirs []string, builtins m
 			}
 			index[ref.Name] = len(out)
 			out = append(out, RunPlugin{Ref: ref, AgentFile: f.Path, Resolved: res, Err: rerr})
+		}
+	}
+	return out, nil
+}
+
+// RunMCPServer is one stdio MCP server of a run whose command is a file (a
+// path, not a name looked up in PATH): what the lock file pins.
+type RunMCPServer struct {
+	Config spec.MCPServer
+	// AgentFile is the agent or MCP config file that names it.
+	AgentFile string
+}
+
+// RunMCPServers lists the stdio MCP servers of every agent file a run of s
+// loads (and of the MCP config files given), each name once, whose
+// command is a path. One name leading to two different commands is an
+// error, as for plugins.
+func RunMCPServers(s *spec.Spec, defaultAgentPath string, configFiles []string) ([]RunMCPServer, error) {
+	files, err := AgentFiles(s, defaultAgentPath)
+	if err != nil {
+		return nil, err
+	}
+	var out []RunMCPServer
+	index := map[string]int{}
+	for i, f := range files {
+		cfgs := f.MCPServers
+		if i == 0 {
+			if cfgs, err = mcpclient.Configs(f, configFiles); err != nil {
+				return nil, err
+			}
+		}
+		for _, cfg := range cfgs {
+			if !cfg.Stdio() || filepath.Base(cfg.Command) == cfg.Command {
+				continue
+			}
+			if j, ok := index[cfg.Name]; ok {
+				if prev := out[j]; prev.Config.Command != cfg.Command {
+					return nil, fmt.Errorf("MCP server %s is %s in %s but %s in %s: one lock file pins MCP servers by name; rename one of them",
+						cfg.Name, prev.Config.Command, prev.AgentFile, cfg.Command, cfg.File)
+				}
+				continue
+			}
+			index[cfg.Name] = len(out)
+			out = append(out, RunMCPServer{Config: cfg, AgentFile: cfg.File})
 		}
 	}
 	return out, nil

@@ -68,6 +68,9 @@ type Reloaded struct {
 	// Unapplied lists what changed but only takes effect in a new session
 	// (mcp_servers, subagents).
 	Unapplied []string
+	// Overridden are the built-in plugins that installed binaries replace
+	// with no pin, once the reload takes effect (see Agent.Overridden).
+	Overridden []Override
 }
 
 // ReloadOptions refine a Reload.
@@ -208,6 +211,7 @@ func (a *Agent) Reload(ctx context.Context, ro ReloadOptions) (*Reloaded, error)
 		}
 	}
 	res.Tools = trial.Names()
+	res.Overridden = overridden(pinned, r.opts)
 	for _, p := range loaded.Plugins {
 		res.Started = append(res.Started, p.Name())
 	}
@@ -242,6 +246,7 @@ func (a *Agent) Reload(ctx context.Context, ro ReloadOptions) (*Reloaded, error)
 		a.mu.Lock()
 		a.Spec = s
 		a.Plugins = plugins
+		a.overridden = res.Overridden
 		a.Status = slices.DeleteFunc(slices.Clone(a.Status), func(st ToolStatus) bool { return slices.Contains(res.Stopped, st.Plugin) })
 		a.Status = append(a.Status, status...)
 		a.mu.Unlock()

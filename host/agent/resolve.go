@@ -27,6 +27,10 @@ type Resolved struct {
 	Args []string
 	// Builtin is true for a plugin the host binary serves.
 	Builtin bool
+	// Overrides is true for an installed binary (kosong-plugin-NAME in
+	// the plugin dirs) found for the bare name of a built-in plugin,
+	// which it replaces.
+	Overrides bool
 }
 
 // Source names where a plugin's tools come from: "plugin NAME (PATH)" or
@@ -44,7 +48,8 @@ func (r Resolved) Source(name string) string {
 func Resolve(ref spec.PluginRef, dirs []string, builtins map[string]Builtin) (Resolved, error) {
 	path, err := ResolvePlugin(ref, dirs)
 	if err == nil {
-		return Resolved{Path: path}, nil
+		_, overrides := builtins[ref.Lookup]
+		return Resolved{Path: path, Overrides: overrides && ref.Path == ""}, nil
 	}
 	if ref.Path != "" || len(builtins) == 0 {
 		return Resolved{}, err

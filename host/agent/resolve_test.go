@@ -35,9 +35,11 @@ func TestResolve(t *testing.T) {
 		err      string
 	}{
 		{"an installed binary wins over the built-in", bare("echo"), []string{first}, builtins,
-			agent.Resolved{Path: filepath.Join(first, "kosong-plugin-echo")}, "plugin echo (" + filepath.Join(first, "kosong-plugin-echo") + ")", ""},
+			agent.Resolved{Path: filepath.Join(first, "kosong-plugin-echo"), Overrides: true}, "plugin echo (" + filepath.Join(first, "kosong-plugin-echo") + ")", ""},
 		{"the first plugin dir wins", bare("echo"), []string{second, first}, builtins,
-			agent.Resolved{Path: filepath.Join(second, "kosong-plugin-echo")}, "", ""},
+			agent.Resolved{Path: filepath.Join(second, "kosong-plugin-echo"), Overrides: true}, "", ""},
+		{"an installed binary without built-ins", bare("echo"), []string{first}, nil,
+			agent.Resolved{Path: filepath.Join(first, "kosong-plugin-echo")}, "", ""},
 		{"a name in no plugin dir is a built-in", bare("web"), []string{first, second}, builtins,
 			agent.Resolved{Path: "/opt/kosong-host", Args: []string{"plugin-serve", "web"}, Builtin: true}, "builtin web", ""},
 		{"built-ins without plugin dirs", bare("echo"), nil, builtins,

@@ -91,6 +91,10 @@ type Options struct {
 	// Sandboxes are the policies of the stdio servers to confine, by server
 	// name: the launcher applies them (`plugin-exec --sandbox RULES`).
 	Sandboxes map[string]*sandbox.Policy
+	// Pins are the lock file's pins of stdio servers' commands, by server
+	// name (CheckPin): a server whose command is another file is not
+	// started.
+	Pins map[string]Pin
 	// Version is the client version sent to servers.
 	Version string
 }

@@ -103,6 +103,9 @@ func (s *Server) connect(ctx context.Context) (*conn, error) {
 	var transport mcp.Transport
 	var cmd *exec.Cmd
 	if s.cfg.Stdio() {
+		if err := CheckPin(s.cfg, s.opts.Pins[s.cfg.Name]); err != nil {
+			return nil, err
+		}
 		cmd = proc.Command(s.launcher(), s.cfg.Command, s.cfg.Args...)
 		c.tag = proc.NewTag()
 		cmd.Env = append(s.env(), proc.TagVar(c.tag))

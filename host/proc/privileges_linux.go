@@ -8,15 +8,23 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
+	"kernel.org/pub/linux/libs/security/libcap/psx"
 )
 
 // DroppedCaps are the capabilities a child never has, even when the host
 // runs as root: those that read another process's memory or environment
-// past the host's non-dumpable mark (ptrace, /proc/PID/mem and environ,
-// process_vm_readv) or around it (raw I/O on /dev/mem and /proc/kcore,
-// kernel modules, BPF and perf probes, CAP_SYS_ADMIN's share of those).
+// past the host's non-dumpable mark, or around it. Measured as root on
+// Linux 6.18 against a non-dumpable root process, one capability at a
+// time: /proc/PID/environ, maps and auxv open with CAP_SYS_PTRACE,
+// CAP_SYS_ADMIN or CAP_PERFMON alone; /proc/PID/mem (and ptrace,
+// process_vm_readv) with CAP_SYS_PTRACE; no other capability opens any of
+// them (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and CAP_CHECKPOINT_RESTORE
+// included). Around the mark: CAP_SYS_RAWIO (/dev/mem, /proc/kcore),
+// CAP_SYS_MODULE (kernel modules) and CAP_BPF (with CAP_PERFMON, probes
+// that read any process's memory).
 var DroppedCaps = []uintptr{
 	unix.CAP_SYS_PTRACE, unix.CAP_SYS_RAWIO, unix.CAP_SYS_MODULE,
 	unix.CAP_SYS_ADMIN, unix.CAP_BPF, unix.CAP_PERFMON,
@@ -79,6 +87,48 @@ func DropCaps() error {
 			return fmt.Errorf("cannot drop CAP_SYS_PTRACE from the capability bounding set (%v): "+
 				"a root plugin could read the host's memory; run kosong-host with CAP_SETPCAP or not as root", bset)
 		}
+	}
+	return nil
+}
+
+// LimitChildren takes DroppedCaps out of every program this process will
+// execute, whoever starts it (a plugin through a launcher or not, an MCP
+// server, a hook, whatever file is at the launcher's path by then): it
+// drops them from the bounding set, the inheritable set and the ambient
+// set of every thread of the process (psx: capabilities belong to a thread,
+// and any thread may fork a child). The process keeps its own effective
+// and permitted capabilities. Without CAP_SETPCAP (a normal user: nothing
+// to drop) the bounding set stays as it is, and that is the error
+// returned.
+func LimitChildren() error {
+	var errs []error
+	for _, c := range DroppedCaps {
+		if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, c, 0, 0, 0); err != nil || in != 1 {
+			continue // not in the bounding set, or unknown to this kernel
+		}
+		if _, _, e := psx.Syscall3(unix.SYS_PRCTL, unix.PR_CAPBSET_DROP, c, 0); e != 0 {
+			errs = append(errs, fmt.Errorf("capability %d: %w", c, e))
+		}
+		if set, _ := unix.PrctlRetInt(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_IS_SET, c, 0, 0); set == 1 {
+			_, _, _ = psx.Syscall6(unix.SYS_PRCTL, unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_LOWER, c, 0, 0, 0)
+		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return errors.Join(append(errs, err)...)
+	}
+	inh := [2]uint32{data[0].Inheritable, data[1].Inheritable}
+	for _, c := range DroppedCaps {
+		data[c/32].Inheritable &^= uint32(1) << (c % 32)
+	}
+	if inh != [2]uint32{data[0].Inheritable, data[1].Inheritable} {
+		if _, _, e := psx.Syscall3(unix.SYS_CAPSET, uintptr(unsafe.Pointer(&hdr)), uintptr(unsafe.Pointer(&data[0])), 0); e != 0 {
+			errs = append(errs, fmt.Errorf("inheritable set: %w", e))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("dropping capabilities for child processes: %w", errors.Join(errs...))
 	}
 	return nil
 }

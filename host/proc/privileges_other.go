@@ -17,3 +17,6 @@ func ExecUnprivileged(argv, env []string) error {
 func DropCaps() error {
 	return errors.New("dropping capabilities is Linux-only")
 }
+
+// LimitChildren: there are no Linux capabilities elsewhere.
+func LimitChildren() error { return nil }

@@ -20,8 +20,11 @@ var BaseEnv = []string{"PATH", "HOME", "LANG", "TMPDIR"}
 
 // Command is exec.Command started through launcher when it is set:
 // launcher[0] with launcher[1:], then path and args (kosong-host's
-// `plugin-exec`, which drops DroppedCaps and execs path).
+// `plugin-exec`, which drops DroppedCaps and execs path). A path that is
+// the host's own executable (a built-in plugin) is run as Self: the binary
+// running now, not a file put at its path since.
 func Command(launcher []string, path string, args ...string) *exec.Cmd {
+	path = execPath(path)
 	if len(launcher) == 0 {
 		return exec.Command(path, args...)
 	}
