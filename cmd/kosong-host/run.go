@@ -87,7 +87,7 @@ allows them, unless --yolo is given.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.prompt, "prompt", "p", "", "run one turn with this prompt and exit")
-	fl.StringVar(&f.outputFormat, "output-format", "text", "output format: text or stream-json (one JSON event a line, documented in README.md)")
+	fl.StringVar(&f.outputFormat, "output-format", "text", "output format: text or stream-json (one JSON event a line, documented in docs/stream-json.md)")
 	fl.StringVar(&f.provider, "provider", "", "model provider: "+strings.Join(registry.Known(), ", ")+
 		" (default: the agent's model alias, else the configuration's default_model, else the first of kimi, openai, anthropic, google with an API key)")
 	fl.StringVar(&f.model, "model", "", "a model alias of the configuration file, or a model name (overrides {PROVIDER}_MODEL_NAME)")

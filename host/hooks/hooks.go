@@ -47,7 +47,7 @@ const (
 	PostCompact        = "PostCompact"
 )
 
-// Events lists the events, in the order of the README.
+// Events lists the events, in the order of docs/hooks-and-permissions.md.
 var Events = []string{PreToolUse, PostToolUse, PostToolUseFailure, UserPromptSubmit, Stop, SessionStart, SessionEnd,
 	SubagentStart, SubagentStop, PreCompact, PostCompact}
 

@@ -10,8 +10,8 @@
 // step interrupted by the user, or whose stream broke after some of its
 // calls ran, enters the history with the calls it made and their results
 // (real ones, or ones saying the call was cancelled), so no call is run
-// twice and the model learns what really happened (see the README:
-// retries and interruptions).
+// twice and the model learns what really happened (see
+// docs/safety-and-failure.md: the agent loop under faults).
 package loop
 
 import (

@@ -1,7 +1,7 @@
 // Package repl is the terminal front end of kosong-host: the interactive
 // read-eval-print loop over an agent loop, the approval prompt, and the
 // printers of a run's events (human text, or stream-json: one JSON object a
-// line, see the README (stream-json)).
+// line, see docs/stream-json.md).
 //
 // Prompts are read from a LineReader: a terminal (line editing, history,
 // bracketed paste) or a pipe. On a terminal approval questions are answered

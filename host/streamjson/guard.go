@@ -3,7 +3,7 @@ package streamjson
 import "github.com/kosong-host/kosong-host/host/loop"
 
 // The stream-json events of hooks, permission rules and agent reloads
-// (see the README (stream-json)).
+// (see docs/stream-json.md).
 type (
 	HookEvent struct {
 		Type       string `json:"type"`

@@ -1,6 +1,6 @@
 // Package streamjson is the public stream-json schema of kosong-host: the
 // events `kosong-host run --output-format stream-json` writes, one JSON
-// object a line (documented in the README, "stream-json"), and the mapping
+// object a line (documented in docs/stream-json.md), and the mapping
 // of the agent loop's events onto them.
 //
 // Every event has a "type". A run writes a session event first; each turn

@@ -1,5 +1,5 @@
 // Package proto_test checks the vendored service definitions beside the
-// plugin wire's own (see README.md): a plugin in another language builds its
+// plugin wire's own (see docs/plugin-protocol.md): a plugin in another language builds its
 // stubs from them, so they must be what the Go host actually speaks.
 package proto_test
 
