@@ -69,9 +69,11 @@ func TestBuiltinsServeTheStandardTools(t *testing.T) {
 
 // TestInstalledPluginOverridesBuiltin: a kosong-plugin-echo found in
 // --plugin-dir, KOSONG_PLUGIN_PATH or plugins/ beside kosong-host is
-// launched instead of the built-in echo.
+// launched instead of the built-in echo, and tools list and run -p say so
+// in one line on stderr unless it is the built-in.
 func TestInstalledPluginOverridesBuiltin(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"agent.yaml": echoAgent, "s.md": "hi"})
+	dir := writeFiles(t, map[string]string{"agent.yaml": echoAgent, "s.md": "hi",
+		"script.yaml": "turns:\n  - text: \"Hello.\"\n"})
 	echo := standalonePlugin(t, "echo")
 	pluginDir := t.TempDir()
 	installed := filepath.Join(pluginDir, "kosong-plugin-echo")
@@ -113,6 +115,14 @@ func TestInstalledPluginOverridesBuiltin(t *testing.T) {
 			}
 			if r.stderr != warning {
 				t.Fatalf("tools list stderr %q, want %q", r.stderr, warning)
+			}
+			// run -p says it on stderr too.
+			oneShot := append(append([]string{"--agent", "agent.yaml"}, tt.args...), "run", "--provider", "scripted",
+				"--script", "script.yaml", "-p", "hi")
+			r = runHostBinary(t, tt.host, dir, tt.env, oneShot...)
+			if r.code != 0 || (warning == "") == strings.Contains(r.stderr, "warning: built-in plugin replaced") ||
+				(warning != "" && !strings.Contains(r.stderr, warning)) {
+				t.Fatalf("run -p: exit %d, stderr %q, want the warning %q", r.code, r.stderr, warning)
 			}
 			call := append(append([]string{"--agent", "agent.yaml"}, tt.args...), "tools", "call", "Echo", `{"text":"hi"}`)
 			if r := runHostBinary(t, tt.host, dir, tt.env, call...); r.code != 0 || r.stdout != "hi\n" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/providers/registry"
 )
@@ -37,7 +38,8 @@ func (g *globals) conversationConfig(f *runFlags, workDir string) (conversation.
 
 // openConversation opens the conversation of cfg and prints its notes on
 // w (stderr): where a provider's base URL came from when it is not the
-// default, and a .env base URL that was ignored.
+// default, a .env base URL that was ignored, and built-in plugins that
+// installed binaries replace without a pin.
 func openConversation(ctx context.Context, cfg conversation.Config, w io.Writer) (*conversation.Conversation, error) {
 	conv, err := conversation.Open(ctx, cfg)
 	if err != nil {
@@ -45,6 +47,9 @@ func openConversation(ctx context.Context, cfg conversation.Config, w io.Writer)
 	}
 	for _, n := range conv.Notes() {
 		fmt.Fprintln(w, n)
+	}
+	if n := agent.OverrideNotice(conv.Agent().Overrides()); n != "" {
+		fmt.Fprintln(w, "warning: "+n)
 	}
 	return conv, nil
 }

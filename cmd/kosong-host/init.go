@@ -64,7 +64,7 @@ func newInitCmd() *cobra.Command {
 			if err := os.WriteFile(path, []byte(starterAgent), 0o644); err != nil {
 				return exitCode(2, err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: it extends the built-in default agent; kosong-host run in this folder uses it\n", path)
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: it extends the built-in default agent; kosong-host run in this folder uses it once the folder is trusted (kosong-host trust)\n", path)
 			return nil
 		},
 	}
