@@ -90,7 +90,7 @@ turns:
 					t.Fatal(err)
 				}
 			}
-			argv := []string{bin, "run", "--provider", "scripted", "--script", "script.yaml", "--yolo", "--output-format", "stream-json", "-p", "go"}
+			argv := []string{bin, "--trust", "run", "--provider", "scripted", "--script", "script.yaml", "--yolo", "--output-format", "stream-json", "-p", "go"}
 			if nobody {
 				if err := filepath.Walk(base, func(p string, _ os.FileInfo, err error) error {
 					if err != nil {
