@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kosong-host/kosong-host/host/plugin"
+	"github.com/kosong-host/kosong-host/host/pins"
 	"github.com/kosong-host/kosong-host/host/testbin"
 )
 
@@ -138,7 +138,7 @@ func TestPinnedOverrideIsSilent(t *testing.T) {
 	pluginDir := t.TempDir()
 	installed := filepath.Join(pluginDir, "kosong-plugin-echo")
 	copyExecutable(t, standalonePlugin(t, "echo"), installed)
-	sum, err := plugin.FileSHA256(installed)
+	sum, err := pins.FileSHA256(installed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestPinnedOverrideIsSilent(t *testing.T) {
 // lock file records the host binary.
 func TestBuiltinPin(t *testing.T) {
 	host := kosongHost(t)
-	sum, err := plugin.FileSHA256(host)
+	sum, err := pins.FileSHA256(host)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/pins"
-	"github.com/kosong-host/kosong-host/host/plugin"
 	"github.com/kosong-host/kosong-host/host/spec"
 )
 
@@ -60,7 +59,7 @@ func (g *globals) pluginBinaries() (lock string, _ []pluginBinary, _ []mcpComman
 		// A built-in plugin's binary is kosong-host itself.
 		out[i] = pluginBinary{ref: p.Ref, path: p.Resolved.Path, err: p.Err}
 		if out[i].err == nil {
-			out[i].sum, out[i].err = plugin.FileSHA256(out[i].path)
+			out[i].sum, out[i].err = pins.FileSHA256(out[i].path)
 		}
 	}
 	servers, err := agent.RunMCPServers(s, defaultAgentPath(), g.mcpConfigs)

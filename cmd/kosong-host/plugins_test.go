@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kosong-host/kosong-host/host/plugin"
+	"github.com/kosong-host/kosong-host/host/pins"
 )
 
 func TestPluginsLockAndVerify(t *testing.T) {
@@ -96,11 +96,11 @@ turns:
 	if r := runHost(t, dir, "", "plugins", "verify"); r.code != 0 || strings.Count(r.stdout, "ok (lock file)") != 3 {
 		t.Fatalf("verify: %+v", r)
 	}
-	good, _ := plugin.FileSHA256(bin)
+	good, _ := pins.FileSHA256(bin)
 	if err := os.WriteFile(bin, append(b, 0), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	bad, _ := plugin.FileSHA256(bin)
+	bad, _ := pins.FileSHA256(bin)
 	if r := runHost(t, dir, "", "plugins", "verify"); r.code != 1 ||
 		!strings.Contains(r.stdout, "kosong-plugin-echo2  MISMATCH: lock file "+lockPath+" pins "+good+", the file is "+bad) ||
 		!strings.Contains(r.stderr, "run `kosong-host plugins lock`") {

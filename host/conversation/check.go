@@ -39,14 +39,10 @@ type Checked struct {
 // temporary folder, against which the permission rules are bound. A spec
 // that cannot be read is the error; everything else is in Checked.
 func Check(ctx context.Context, cfg Config) (*Checked, error) {
-	if cfg.Load.LockFile == "" && cfg.AgentPath != "" {
-		cfg.Load.LockFile = agent.LockFileFor(cfg.AgentPath)
-	}
-	s, err := loadSpec(cfg.AgentPath, cfg.Load)
+	s, err := cfg.loadSpec()
 	if err != nil {
 		return nil, err
 	}
-	s = withMCP(s, cfg.MCPServers)
 	out := &Checked{}
 	problem := func(err error) { out.Problems = append(out.Problems, err) }
 	if _, err := renderPrompt(s, cfg); err != nil {

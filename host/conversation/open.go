@@ -117,6 +117,20 @@ func loadSpec(path string, load agent.Options) (*spec.Spec, error) {
 	return spec.Load(path, spec.LoadOptions{DefaultAgentPath: load.DefaultAgentPath})
 }
 
+// loadSpec loads c's agent spec with the front end's MCP servers added,
+// and sets the lock file (the agent's) when the command gave none: the
+// first step of Open and of Check.
+func (c *Config) loadSpec() (*spec.Spec, error) {
+	if c.Load.LockFile == "" && c.AgentPath != "" {
+		c.Load.LockFile = agent.LockFileFor(c.AgentPath)
+	}
+	s, err := loadSpec(c.AgentPath, c.Load)
+	if err != nil {
+		return nil, err
+	}
+	return withMCP(s, c.MCPServers), nil
+}
+
 // providerOptions is how cfg chooses the model for spec s.
 func providerOptions(cfg Config, s *spec.Spec) registry.Options {
 	opts := cfg.Provider
@@ -152,14 +166,10 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	if cfg.MaxStepsPerTurn == 0 {
 		cfg.MaxStepsPerTurn = loop.DefaultMaxStepsPerTurn
 	}
-	if cfg.Load.LockFile == "" && cfg.AgentPath != "" {
-		cfg.Load.LockFile = agent.LockFileFor(cfg.AgentPath)
-	}
-	s, err := loadSpec(cfg.AgentPath, cfg.Load)
+	s, err := cfg.loadSpec()
 	if err != nil {
 		return nil, err
 	}
-	s = withMCP(s, cfg.MCPServers)
 	guards, err := readGuardConfig(s, cfg.ConfigPath)
 	if err != nil {
 		return nil, err

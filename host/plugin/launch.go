@@ -11,12 +11,9 @@ package plugin
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -26,6 +23,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
 
+	"github.com/kosong-host/kosong-host/host/pins"
 	"github.com/kosong-host/kosong-host/host/proc"
 	"github.com/kosong-host/kosong-host/host/sandbox"
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
@@ -326,7 +324,7 @@ func checkBinary(path, pin, lockFile string) error {
 	if pin == "" {
 		return nil
 	}
-	got, err := FileSHA256(path)
+	got, err := pins.FileSHA256(path)
 	if err != nil {
 		return err
 	}
@@ -339,20 +337,6 @@ func checkBinary(path, pin, lockFile string) error {
 			"if the change is intended, update the sha256 in the agent file", path, pin, got)
 	}
 	return nil
-}
-
-// FileSHA256 is the hex sha256 of a file.
-func FileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // bundlePipe writes the bundle into a pipe and returns its read end, to be

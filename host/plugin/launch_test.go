@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kosong-host/kosong-host/host/pins"
 )
 
 func TestCheckBinary(t *testing.T) {
@@ -15,7 +17,7 @@ func TestCheckBinary(t *testing.T) {
 	os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755)
 	text := filepath.Join(dir, "text")
 	os.WriteFile(text, []byte("x"), 0o644)
-	sum, _ := FileSHA256(exe)
+	sum, _ := pins.FileSHA256(exe)
 	tests := []struct {
 		name, path, pin, want string
 	}{
