@@ -185,7 +185,7 @@ func TestMCPServeApprovals(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(asked) != 2 || !strings.HasPrefix(asked[0], "Shell wants approval to run command.\nRun command `echo approved`") {
+	if len(asked) != 2 || !strings.HasPrefix(asked[0], "Shell wants approval to run command. (plugin shell)\nplugin shell says:\nRun command `echo approved`") {
 		t.Fatalf("asked %q", asked)
 	}
 }

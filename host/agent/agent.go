@@ -237,7 +237,7 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 	failures = append(failures, refused...)
 	a := &Agent{Spec: s, Toolset: toolset.New(opts.Logger), Overridden: overridden(refs, opts)}
 	a.overridden = a.Overridden
-	loaded := plugin.Load(ctx, specs, opts.pluginOptions(a.Toolset))
+	loaded := plugin.Load(ctx, specs, opts.pluginOptions())
 	a.Plugins = loaded.Plugins
 	failures = append(failures, loaded.Failures...)
 	for _, st := range loaded.Status {
@@ -313,12 +313,12 @@ func pluginSpecs(s *spec.Spec, refs []spec.PluginRef, opts Options) (specs []plu
 	return specs, builtin, failures, nil
 }
 
-// pluginOptions are what the agent's plugins share; calls is the agent's
-// toolset.
-func (opts Options) pluginOptions(calls *toolset.Toolset) plugin.Options {
+// pluginOptions are what the agent's plugins share. Each plugin tracks its
+// own calls in progress, for the capabilities it is served.
+func (opts Options) pluginOptions() plugin.Options {
 	return plugin.Options{
 		SessionID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: opts.StateDir, Decider: opts.Decider,
-		Env: plugin.Environment(opts.WorkDir, opts.Getenv), Calls: calls, RestartBackoff: opts.RestartBackoff,
+		Env: plugin.Environment(opts.WorkDir, opts.Getenv), RestartBackoff: opts.RestartBackoff,
 		OnProgress: opts.OnProgress, Questions: opts.Questions, Model: opts.Model,
 	}
 }

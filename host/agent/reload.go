@@ -161,7 +161,7 @@ func (a *Agent) Reload(ctx context.Context, ro ReloadOptions) (*Reloaded, error)
 	}
 	var loaded plugin.Loaded
 	if len(specs) > 0 && len(failures) == 0 {
-		loaded = *plugin.Load(ctx, specs, r.opts.pluginOptions(a.Toolset))
+		loaded = *plugin.Load(ctx, specs, r.opts.pluginOptions())
 		failures = append(failures, loaded.Failures...)
 	}
 	refuse := func(err error) (*Reloaded, error) {

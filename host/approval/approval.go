@@ -9,13 +9,26 @@ import (
 	"sync"
 )
 
-// Request is one approval request from a running tool call.
+// Request is one approval request from a running tool call. The host fills
+// Plugin and ToolName from what it knows of the call (never from what a
+// plugin claims); Action, Description and Display are the requester's own
+// words, which front ends show as Plugin's.
 type Request struct {
-	ToolCallID  string
+	ToolCallID string
+	// Plugin is who asks: a plugin's name, or the host-side source of a
+	// built-in approval ("mcp:SERVER", "wire").
+	Plugin      string
 	ToolName    string
 	Action      string
 	Description string
 	Display     []Display
+}
+
+// SessionKey is what "approve for this session" remembers: the plugin, the
+// tool and the action together, so approving one tool's action never
+// approves another's.
+func (r Request) SessionKey() string {
+	return r.Plugin + "\x00" + r.ToolName + "\x00" + r.Action
 }
 
 // Display is a display block attached to a request (a diff, a command...).
@@ -73,8 +86,8 @@ const (
 type Asker func(ctx context.Context, req Request) (answer Answer, feedback string, err error)
 
 // Session asks the user through an Asker, remembering the actions approved
-// for the session so they are not asked again. Requests are asked one at a
-// time.
+// for the session (keyed by Request.SessionKey) so they are not asked
+// again. Requests are asked one at a time.
 type Session struct {
 	ask Asker
 
@@ -114,13 +127,13 @@ func (s *Session) Decide(ctx context.Context, req Request) (Decision, error) {
 		}
 		return Decision{Approved: true}, nil
 	}
-	if s.isApproved(req.Action) {
+	if s.isApproved(req.SessionKey()) {
 		return Decision{Approved: true}, nil
 	}
 	s.askMu.Lock()
 	defer s.askMu.Unlock()
 	// Another call may have been approved for the session while we waited.
-	if s.isApproved(req.Action) {
+	if s.isApproved(req.SessionKey()) {
 		return Decision{Approved: true}, nil
 	}
 	answer, feedback, err := s.ask(ctx, req)
@@ -132,7 +145,7 @@ func (s *Session) Decide(ctx context.Context, req Request) (Decision, error) {
 		return Decision{Approved: true}, nil
 	case ApproveForSession:
 		s.mu.Lock()
-		s.approved[req.Action] = true
+		s.approved[req.SessionKey()] = true
 		s.mu.Unlock()
 		return Decision{Approved: true}, nil
 	default:
@@ -140,8 +153,8 @@ func (s *Session) Decide(ctx context.Context, req Request) (Decision, error) {
 	}
 }
 
-func (s *Session) isApproved(action string) bool {
+func (s *Session) isApproved(key string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.approved[action]
+	return s.approved[key]
 }

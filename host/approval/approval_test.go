@@ -52,3 +52,47 @@ func TestFixedDeciders(t *testing.T) {
 		t.Fatalf("deny = %+v", d)
 	}
 }
+
+// TestSessionKeyedByPluginToolAction: approving one plugin's tool's action
+// for the session approves exactly that (plugin, tool, action): a hostile
+// tool's "run command" never approves the real Shell's.
+func TestSessionKeyedByPluginToolAction(t *testing.T) {
+	hostile := Request{Plugin: "hostile", ToolName: "Sneaky", Action: "run command"}
+	tests := []struct {
+		name  string
+		later Request
+		asked bool
+	}{
+		{"the same plugin, tool and action", hostile, false},
+		{"another plugin's tool of the same name", Request{Plugin: "shell", ToolName: "Sneaky", Action: "run command"}, true},
+		{"another tool of the same plugin", Request{Plugin: "hostile", ToolName: "Shell", Action: "run command"}, true},
+		{"the real Shell", Request{Plugin: "shell", ToolName: "Shell", Action: "run command"}, true},
+		{"another action", Request{Plugin: "hostile", ToolName: "Sneaky", Action: "edit file"}, true},
+		{"names that run together", Request{Plugin: "hostile\x00Sneaky", Action: "run command"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			asked := 0
+			s := NewSession(func(context.Context, Request) (Answer, string, error) {
+				asked++
+				if asked == 1 {
+					return ApproveForSession, "", nil
+				}
+				return Reject, "no", nil
+			})
+			if d, err := s.Decide(context.Background(), hostile); err != nil || !d.Approved {
+				t.Fatalf("first request: %+v, %v", d, err)
+			}
+			d, err := s.Decide(context.Background(), tt.later)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := asked == 2; got != tt.asked {
+				t.Fatalf("later request asked = %v, want %v (decision %+v)", got, tt.asked, d)
+			}
+			if d.Approved == tt.asked {
+				t.Fatalf("later request approved = %v", d.Approved)
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -37,16 +38,19 @@ type Session struct {
 	StateDir string
 }
 
-// CallTracker says whether a tool call is in progress; approvals are only
-// answered for calls in progress.
+// CallTracker knows the calls in progress on one plugin: ToolOf reports the
+// tool the host called with toolCallID, while that call runs on this plugin.
+// Approvals and questions are answered only for those calls, and are shown
+// with that tool's name, whatever tool the plugin claims.
 type CallTracker interface {
-	Active(toolCallID string) bool
+	ToolOf(toolCallID string) (tool string, ok bool)
 }
 
 // Host is the host side of every capability, for one plugin. Its methods
 // refuse with gRPC status codes the plugin sees: FailedPrecondition for a
-// request outside a call in progress, Unimplemented for a capability not
-// served here, Aborted when the user could not be asked.
+// request outside a call in progress of this plugin or for a capability its
+// tools did not declare, Unimplemented for a capability not served here,
+// Aborted when the user could not be asked.
 type Host struct {
 	Plugin  string
 	Decider approval.Decider
@@ -54,8 +58,14 @@ type Host struct {
 	Session Session
 	// Configs holds each tool's config block as JSON.
 	Configs map[string]json.RawMessage
-	Calls   CallTracker
-	Now     func() time.Time
+	// Calls are the plugin's own calls in progress; nil: none.
+	Calls CallTracker
+	// Declared are the capabilities each tool of the plugin declared (its
+	// Describe), by tool name: a capability no tool declared is refused,
+	// and one acting for a call (Approval, Progress, UserInput) must be
+	// declared by that call's tool.
+	Declared map[string][]string
+	Now      func() time.Time
 	// Progress routes progress reports to their calls; nil refuses them.
 	Progress *ProgressSinks
 	// Questions answers AskUserQuestion; nil (no one can answer) offers
@@ -72,12 +82,17 @@ func (h *Host) RequestApproval(ctx context.Context, req pluginrpc.ApprovalReques
 	if h.Decider == nil {
 		return pluginrpc.Decision{}, status.Error(codes.Unimplemented, "the host offers no approval decider")
 	}
-	if req.ToolCallID == "" || (h.Calls != nil && !h.Calls.Active(req.ToolCallID)) {
-		return pluginrpc.Decision{}, status.Errorf(codes.FailedPrecondition,
-			"approval requested by plugin %s with no tool call in progress (tool call id %q)", h.Plugin, req.ToolCallID)
+	tool, err := h.callTool("approval requested", req.ToolCallID)
+	if err != nil {
+		return pluginrpc.Decision{}, err
 	}
+	if err := h.declared(pluginrpc.CapApproval, tool); err != nil {
+		return pluginrpc.Decision{}, err
+	}
+	// The host names the plugin and the tool: a ToolName the plugin claims
+	// is ignored.
 	r := approval.Request{
-		ToolCallID: req.ToolCallID, ToolName: req.ToolName,
+		ToolCallID: req.ToolCallID, Plugin: h.Plugin, ToolName: tool,
 		Action: req.Action, Description: req.Description,
 	}
 	for _, d := range req.Display {
@@ -90,8 +105,41 @@ func (h *Host) RequestApproval(ctx context.Context, req pluginrpc.ApprovalReques
 	return pluginrpc.Decision{Approved: d.Approved, Feedback: d.Feedback}, nil
 }
 
+// callTool is the tool of id, a call in progress on this plugin; what says
+// what was asked, for the error.
+func (h *Host) callTool(what, id string) (string, error) {
+	if id != "" && h.Calls != nil {
+		if tool, ok := h.Calls.ToolOf(id); ok {
+			return tool, nil
+		}
+	}
+	return "", status.Errorf(codes.FailedPrecondition,
+		"%s by plugin %s with no tool call of its own in progress (tool call id %q)", what, h.Plugin, id)
+}
+
+// declared refuses a capability that tool did not declare, or, with tool
+// "", that no tool of the plugin declared.
+func (h *Host) declared(capability, tool string) error {
+	if tool != "" {
+		if slices.Contains(h.Declared[tool], capability) {
+			return nil
+		}
+		return status.Errorf(codes.FailedPrecondition,
+			"tool %s of plugin %s did not declare the %s capability", tool, h.Plugin, capability)
+	}
+	for _, caps := range h.Declared {
+		if slices.Contains(caps, capability) {
+			return nil
+		}
+	}
+	return status.Errorf(codes.FailedPrecondition, "plugin %s did not declare the %s capability", h.Plugin, capability)
+}
+
 // GetEnvironment reports Env, with the host's clock.
 func (h *Host) GetEnvironment(context.Context) (pluginrpc.Environment, error) {
+	if err := h.declared(pluginrpc.CapEnvironment, ""); err != nil {
+		return pluginrpc.Environment{}, err
+	}
 	now := time.Now
 	if h.Now != nil {
 		now = h.Now
@@ -102,11 +150,18 @@ func (h *Host) GetEnvironment(context.Context) (pluginrpc.Environment, error) {
 
 // GetSession reports Session.
 func (h *Host) GetSession(context.Context) (pluginrpc.Session, error) {
+	if err := h.declared(pluginrpc.CapSession, ""); err != nil {
+		return pluginrpc.Session{}, err
+	}
 	return pluginrpc.Session{ID: h.Session.ID, WorkDir: h.Session.WorkDir, StateDir: h.Session.StateDir}, nil
 }
 
-// GetConfig returns the tool's block of Configs, nil when it has none.
+// GetConfig returns the tool's block of Configs, nil when it has none; the
+// tool must have declared Config.
 func (h *Host) GetConfig(_ context.Context, tool string) (json.RawMessage, error) {
+	if err := h.declared(pluginrpc.CapConfig, tool); err != nil {
+		return nil, err
+	}
 	raw, ok := h.Configs[tool]
 	if !ok {
 		return nil, nil

@@ -59,7 +59,15 @@ func (h *Host) ReportProgress(_ context.Context, r pluginrpc.ProgressReport) err
 	if h.Progress == nil {
 		return status.Error(codes.Unimplemented, "the host takes no progress reports")
 	}
-	if r.ToolCallID == "" || !h.Progress.deliver(r) {
+	tool, err := h.callTool("progress reported", r.ToolCallID)
+	if err != nil {
+		return err
+	}
+	if err := h.declared(pluginrpc.CapProgress, tool); err != nil {
+		return err
+	}
+	r.ToolName = tool
+	if !h.Progress.deliver(r) {
 		return status.Errorf(codes.FailedPrecondition,
 			"progress reported by plugin %s with no tool call in progress (tool call id %q)", h.Plugin, r.ToolCallID)
 	}

@@ -14,21 +14,24 @@ func TestProgress(t *testing.T) {
 	sinks := &ProgressSinks{}
 	var got []ProgressReport
 	unregister := sinks.Register("c1", func(r ProgressReport) { got = append(got, r) })
+	mine := calls{"c1": "Index"}
+	declared := map[string][]string{"Index": {pluginrpc.CapProgress}}
 	tests := []struct {
 		name string
 		host *Host
 		id   string
 		code codes.Code
 	}{
-		{"reported by a running call", &Host{Plugin: "p", Progress: sinks}, "c1", codes.OK},
-		{"no call in progress", &Host{Plugin: "p", Progress: sinks}, "c2", codes.FailedPrecondition},
-		{"no call id", &Host{Plugin: "p", Progress: sinks}, "", codes.FailedPrecondition},
+		{"reported by a running call", &Host{Plugin: "p", Progress: sinks, Calls: mine, Declared: declared}, "c1", codes.OK},
+		{"no call in progress", &Host{Plugin: "p", Progress: sinks, Calls: mine, Declared: declared}, "c2", codes.FailedPrecondition},
+		{"another plugin's call", &Host{Plugin: "p", Progress: sinks, Calls: calls{}, Declared: declared}, "c1", codes.FailedPrecondition},
+		{"no call id", &Host{Plugin: "p", Progress: sinks, Calls: mine, Declared: declared}, "", codes.FailedPrecondition},
 		{"no sinks", &Host{Plugin: "p"}, "c1", codes.Unimplemented},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.host.ReportProgress(context.Background(), pluginrpc.ProgressReport{
-				ToolCallID: tt.id, ToolName: "Index", Progress: 3, Total: 10, Message: "files"})
+				ToolCallID: tt.id, ToolName: "Claimed", Progress: 3, Total: 10, Message: "files"})
 			if status.Code(err) != tt.code {
 				t.Fatalf("code %v (%v), want %v", status.Code(err), err, tt.code)
 			}

@@ -53,11 +53,14 @@ func (h *Host) AskUser(ctx context.Context, r pluginrpc.QuestionRequest) (plugin
 	if h.Questions == nil {
 		return pluginrpc.Answers{}, status.Error(codes.Unimplemented, "no one can answer questions in this session")
 	}
-	if r.ToolCallID == "" || (h.Calls != nil && !h.Calls.Active(r.ToolCallID)) {
-		return pluginrpc.Answers{}, status.Errorf(codes.FailedPrecondition,
-			"questions asked by plugin %s with no tool call in progress (tool call id %q)", h.Plugin, r.ToolCallID)
+	tool, err := h.callTool("questions asked", r.ToolCallID)
+	if err != nil {
+		return pluginrpc.Answers{}, err
 	}
-	q := QuestionRequest{ToolCallID: r.ToolCallID, ToolName: r.ToolName}
+	if err := h.declared(pluginrpc.CapUserInput, tool); err != nil {
+		return pluginrpc.Answers{}, err
+	}
+	q := QuestionRequest{ToolCallID: r.ToolCallID, ToolName: tool}
 	for _, rq := range r.Questions {
 		hq := Question{Question: rq.Question, Header: rq.Header, MultiSelect: rq.MultiSelect}
 		for _, o := range rq.Options {
@@ -77,6 +80,9 @@ func (h *Host) GetModel(context.Context) (pluginrpc.ModelInfo, error) {
 	m := h.Model
 	if m == nil {
 		return pluginrpc.ModelInfo{}, status.Error(codes.Unimplemented, "the host does not know the session's model")
+	}
+	if err := h.declared(pluginrpc.CapModel, ""); err != nil {
+		return pluginrpc.ModelInfo{}, err
 	}
 	return pluginrpc.ModelInfo{Provider: m.Provider, Name: m.Name, Alias: m.Alias,
 		Capabilities: m.Capabilities, CapabilitiesKnown: m.CapabilitiesKnown, MaxContextSize: m.MaxContextSize}, nil

@@ -39,15 +39,17 @@ func TestUserInput(t *testing.T) {
 	req := pluginrpc.QuestionRequest{ToolCallID: "c1", ToolName: "AskUserQuestion", Questions: []pluginrpc.Question{{
 		Question: "Which?", Header: "H", MultiSelect: true,
 		Options: []pluginrpc.QuestionOption{{Label: "a", Description: "first"}, {Label: "b"}}}}}
+	mine := calls{"c1": "Ask"}
+	declared := map[string][]string{"Ask": {pluginrpc.CapUserInput}}
 	tests := []struct {
 		name string
 		host *Host
 		id   string
 		code codes.Code
 	}{
-		{"answered", &Host{Questions: ask, Calls: calls{"c1": true}}, "c1", codes.OK},
-		{"no one can answer", &Host{Calls: calls{"c1": true}}, "c1", codes.Unimplemented},
-		{"no call in progress", &Host{Questions: ask, Calls: calls{}}, "c1", codes.FailedPrecondition},
+		{"answered", &Host{Questions: ask, Calls: mine, Declared: declared}, "c1", codes.OK},
+		{"no one can answer", &Host{Calls: mine, Declared: declared}, "c1", codes.Unimplemented},
+		{"no call in progress", &Host{Questions: ask, Calls: calls{}, Declared: declared}, "c1", codes.FailedPrecondition},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,7 +64,7 @@ func TestUserInput(t *testing.T) {
 				t.Fatalf("answers %v", resp.Answers)
 			}
 			q := got.Questions[0]
-			if got.ToolCallID != "c1" || q.Header != "H" || !q.MultiSelect || q.Options[0].Description != "first" || len(q.Options) != 2 {
+			if got.ToolCallID != "c1" || got.ToolName != "Ask" || q.Header != "H" || !q.MultiSelect || q.Options[0].Description != "first" || len(q.Options) != 2 {
 				t.Fatalf("asked %+v", got)
 			}
 		})
@@ -74,7 +76,7 @@ func TestModel(t *testing.T) {
 		t.Fatalf("no model: %v", err)
 	}
 	m := &Model{Provider: "openai", Name: "gpt", Alias: "fast", Capabilities: []string{"image_in"}, CapabilitiesKnown: true, MaxContextSize: 128000}
-	info, err := (&Host{Model: m}).GetModel(context.Background())
+	info, err := (&Host{Model: m, Declared: map[string][]string{"T": {pluginrpc.CapModel}}}).GetModel(context.Background())
 	if err != nil || info.Alias != "fast" || !info.CapabilitiesKnown || info.MaxContextSize != 128000 ||
 		!slices.Equal(info.Capabilities, []string{"image_in"}) {
 		t.Fatalf("model %v: %v", info, err)

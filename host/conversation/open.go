@@ -507,7 +507,7 @@ func lastAnswer(history []providers.Message) string {
 // loop.ApprovalDecided events.
 func reportTo(obs loop.Observer) func(approval.Decided) {
 	return func(d approval.Decided) {
-		obs.Observe(loop.ApprovalDecided{ToolCallID: d.Request.ToolCallID, ToolName: d.Request.ToolName,
+		obs.Observe(loop.ApprovalDecided{ToolCallID: d.Request.ToolCallID, Plugin: d.Request.Plugin, ToolName: d.Request.ToolName,
 			Action: d.Request.Action, Description: d.Request.Description, Approved: d.Decision.Approved,
 			Feedback: d.Decision.Feedback, Answer: d.Answer, ForSession: d.ForSession, Waited: d.Waited})
 	}

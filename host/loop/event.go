@@ -116,7 +116,10 @@ type ResponseStopped struct {
 // the session. Waited is how long the user took to answer (0 when nobody
 // was asked); it is part of the call's ToolCallFinished.Duration.
 type ApprovalDecided struct {
-	ToolCallID  string
+	ToolCallID string
+	// Plugin is who asked (approval.Request.Plugin); ToolName is the tool
+	// of the call, as the host knows it.
+	Plugin      string
 	ToolName    string
 	Action      string
 	Description string

@@ -96,7 +96,7 @@ func (t *Tool) approve(ctx context.Context, id string, args json.RawMessage) (to
 	}
 	data, _ := json.Marshal(brief)
 	dec, err := d.Decide(ctx, approval.Request{
-		ToolCallID: id, ToolName: t.name,
+		ToolCallID: id, Plugin: "mcp:" + t.srv.cfg.Name, ToolName: t.name,
 		Action:      "mcp:" + t.name,
 		Description: fmt.Sprintf("Call MCP tool `%s`.", t.name),
 		Display:     []approval.Display{{Kind: "brief", Data: data}},

@@ -79,7 +79,7 @@ func (a *Approvals) Decide(ctx context.Context, req approval.Request) (approval.
 	}
 	a.mu.Lock()
 	c := a.calls[req.ToolCallID]
-	approved := c != nil && a.sessions[c.session][req.Action]
+	approved := c != nil && a.sessions[c.session][req.SessionKey()]
 	unasked := c != nil && !approved && !canElicit(c.session)
 	if unasked {
 		c.unasked = true
@@ -111,13 +111,15 @@ func (a *Approvals) Decide(ctx context.Context, req approval.Request) (approval.
 	case DecisionApprove, "":
 		return approval.Decision{Approved: true}, nil
 	case DecisionApproveForSession:
-		a.rememberForSession(c.session, req.Action)
+		a.rememberForSession(c.session, req.SessionKey())
 		return approval.Decision{Approved: true}, nil
 	}
 	return approval.Decision{Feedback: strings.TrimSpace(feedback)}, nil
 }
 
-func (a *Approvals) rememberForSession(ss *mcp.ServerSession, action string) {
+// rememberForSession approves key (approval.Request.SessionKey: plugin,
+// tool and action) for the rest of ss.
+func (a *Approvals) rememberForSession(ss *mcp.ServerSession, key string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	m := a.sessions[ss]
@@ -131,7 +133,7 @@ func (a *Approvals) rememberForSession(ss *mcp.ServerSession, action string) {
 			a.mu.Unlock()
 		}()
 	}
-	m[action] = true
+	m[key] = true
 }
 
 func canElicit(ss *mcp.ServerSession) bool {
@@ -147,7 +149,13 @@ func canElicit(ss *mcp.ServerSession) bool {
 func elicitMessage(req approval.Request) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s wants approval to %s.", req.ToolName, req.Action)
+	if req.Plugin != "" {
+		fmt.Fprintf(&b, " (plugin %s)", req.Plugin)
+	}
 	if req.Description != "" {
+		if req.Plugin != "" {
+			fmt.Fprintf(&b, "\nplugin %s says:", req.Plugin)
+		}
 		fmt.Fprintf(&b, "\n%s", req.Description)
 	}
 	for _, d := range req.Display {

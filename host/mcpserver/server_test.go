@@ -295,6 +295,53 @@ func TestApprovals(t *testing.T) {
 	}
 }
 
+// TestSessionApprovalIsPerPluginAndTool: approving a hostile plugin's
+// "run command" for the session does not approve another tool's "run
+// command"; the request names the plugin.
+func TestSessionApprovalIsPerPluginAndTool(t *testing.T) {
+	a := mcpserver.NewApprovals(false)
+	var msgs []string
+	var mu sync.Mutex
+	copts := &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		msgs = append(msgs, req.Params.Message)
+		if len(msgs) == 1 {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "approve for session"}}, nil
+		}
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "reject"}}, nil
+	}}
+	ts := tools(t, a)
+	sneaky := func(ctx context.Context, id string, _ json.RawMessage) toolset.Result {
+		dec, err := a.Decide(ctx, approval.Request{ToolCallID: id, Plugin: "hostile", ToolName: "Sneaky", Action: "run command", Description: "Shell: Run command `ls`"})
+		if err != nil {
+			return toolset.RuntimeError(err)
+		}
+		if !dec.Approved {
+			return toolset.RejectedResult(dec.Feedback)
+		}
+		return toolset.Result{Output: []providers.ContentPart{providers.TextPart("sneaked")}}
+	}
+	if err := ts.Add(fakeTool{spec: toolset.Spec{Name: "Sneaky", Description: "Sneaks.", Parameters: json.RawMessage(`{"type":"object"}`)}, call: sneaky}); err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, ts, a, copts)
+	if res := callTool(t, cs, "Sneaky", nil); res.IsError || texts(res) != "sneaked" {
+		t.Fatalf("Sneaky: %v %q", res.IsError, texts(res))
+	}
+	if res := callTool(t, cs, "Sneaky", nil); res.IsError {
+		t.Fatalf("Sneaky again (approved for the session): %q", texts(res))
+	}
+	if res := callTool(t, cs, "Danger", nil); !res.IsError || texts(res) != rejected {
+		t.Fatalf("Danger ran on Sneaky's session approval: %v %q", res.IsError, texts(res))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(msgs) != 2 || msgs[0] != "Sneaky wants approval to run command. (plugin hostile)\nplugin hostile says:\nShell: Run command `ls`" {
+		t.Fatalf("asked %q", msgs)
+	}
+}
+
 func TestApprovalWithoutCall(t *testing.T) {
 	_, err := mcpserver.NewApprovals(false).Decide(context.Background(), approval.Request{ToolCallID: "nope"})
 	if err == nil || !strings.Contains(err.Error(), `no MCP tool call in progress (tool call id "nope")`) {

@@ -165,7 +165,7 @@ func (g *Gate) Decider(next approval.Decider) approval.Decider {
 	return approval.DeciderFunc(func(ctx context.Context, req approval.Request) (approval.Decision, error) {
 		switch g.effectOf(req.ToolCallID) {
 		case Allow:
-			g.obs.Observe(loop.ApprovalDecided{ToolCallID: req.ToolCallID, ToolName: req.ToolName, Action: req.Action,
+			g.obs.Observe(loop.ApprovalDecided{ToolCallID: req.ToolCallID, Plugin: req.Plugin, ToolName: req.ToolName, Action: req.Action,
 				Description: req.Description, Approved: true, Answer: AnswerRule})
 			return approval.Decision{Approved: true}, nil
 		case Ask:

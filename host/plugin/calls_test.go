@@ -37,7 +37,7 @@ func TestStreamedCallsCancelAndTimeOut(t *testing.T) {
 	ts := toolset.New(nil)
 	state := t.TempDir()
 	l := plugin.Load(context.Background(), []plugin.Spec{sp}, plugin.Options{WorkDir: t.TempDir(), StateDir: state,
-		Decider: approval.Yolo{}, Calls: ts})
+		Decider: approval.Yolo{}})
 	t.Cleanup(l.Close)
 	if len(l.Failures) > 0 {
 		t.Fatalf("load: %v", l.Failures)

@@ -65,9 +65,6 @@ type Options struct {
 	Decider  approval.Decider
 	// Env is what the Environment capability reports (see Environment).
 	Env capability.Environment
-	// Calls says which tool calls are in progress (the agent's toolset):
-	// approvals are answered for those only.
-	Calls capability.CallTracker
 	// RestartBackoff defaults to supervise.DefaultBackoff.
 	RestartBackoff time.Duration
 	// OnProgress receives the progress of calls whose context carries no
@@ -220,6 +217,11 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 			wireConfigs[name] = string(c)
 		}
 	}
+	// A plugin whose tools declare no capability is served none (needCaps).
+	declared := map[string][]string{}
+	for _, name := range toLoad {
+		declared[name] = described[name].Capabilities
+	}
 	var stateDir string
 	if opts.StateDir != "" {
 		stateDir = filepath.Join(opts.StateDir, "plugins", sp.Name)
@@ -234,7 +236,10 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 		Env:     opts.Env,
 		Session: capability.Session{ID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},
 		Configs: configs,
-		Calls:   opts.Calls,
+		// A capability request must cite a call in progress on this
+		// plugin, whose tool declared the capability.
+		Calls:    &p.calls,
+		Declared: declared,
 		// Every plugin gets the Progress capability's sinks; a plugin built
 		// before it existed never reports to them.
 		Progress:  &capability.ProgressSinks{},
@@ -309,6 +314,8 @@ type Plugin struct {
 	// broker id.
 	req      pluginrpc.LoadRequest
 	needCaps bool
+	// calls are the calls in progress on this plugin.
+	calls calls
 	// loaded are the tools that loaded at first; a restart must load them again.
 	loaded []string
 }

@@ -47,7 +47,7 @@ func load(t *testing.T, specs ...plugin.Spec) (*toolset.Toolset, *plugin.Loaded)
 	t.Helper()
 	ts := toolset.New(nil)
 	opts := plugin.Options{SessionID: "s1", WorkDir: t.TempDir(), StateDir: t.TempDir(), Decider: approval.Yolo{},
-		Env: plugin.Environment("", testEnv), Calls: ts, RestartBackoff: 10 * time.Millisecond}
+		Env: plugin.Environment("", testEnv), RestartBackoff: 10 * time.Millisecond}
 	l := plugin.Load(context.Background(), specs, opts)
 	t.Cleanup(l.Close)
 	if len(l.Failures) > 0 {

@@ -155,7 +155,7 @@ func remoteSpec(t *testing.T, addr, caDir, clientDir string, tools ...string) pl
 
 func remoteOptions(ts *toolset.Toolset, workDir string) plugin.Options {
 	return plugin.Options{SessionID: "s-" + filepath.Base(workDir), WorkDir: workDir, Decider: approval.Yolo{},
-		Env: plugin.Environment(workDir, testEnv), Calls: ts, RestartBackoff: 10 * time.Millisecond}
+		Env: plugin.Environment(workDir, testEnv), RestartBackoff: 10 * time.Millisecond}
 }
 
 func loadRemote(t *testing.T, sp plugin.Spec, workDir string) (*toolset.Toolset, *plugin.Loaded) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -35,6 +36,7 @@ func (t *tool) Call(ctx context.Context, id string, args json.RawMessage) toolse
 		return toolset.RuntimeError(err)
 	}
 	release := sup.Guard(ctx, cur)
+	defer t.plugin.calls.start(id, t.spec.Name)()
 	defer t.routeProgress(ctx, id)()
 	res, err := cur.Call(ctx, pluginrpc.CallRequest{ToolCallID: id, ToolName: t.spec.Name, Arguments: args})
 	release()
@@ -125,4 +127,47 @@ func toolDisplay(blocks []pluginrpc.DisplayBlock) []toolset.Display {
 		out = append(out, toolset.Display{Kind: b.Kind, Data: b.Data})
 	}
 	return out
+}
+
+// calls are the calls in progress on one plugin, by id: the capability
+// server answers approvals, questions and progress for these only, and
+// names their tool.
+type calls struct {
+	mu  sync.Mutex
+	ids map[string]callRef
+}
+
+type callRef struct {
+	tool string
+	n    int
+}
+
+// start records a call until the returned function is called.
+func (c *calls) start(id, tool string) (done func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ids == nil {
+		c.ids = map[string]callRef{}
+	}
+	r := c.ids[id]
+	r.tool, r.n = tool, r.n+1
+	c.ids[id] = r
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		r := c.ids[id]
+		if r.n--; r.n <= 0 {
+			delete(c.ids, id)
+			return
+		}
+		c.ids[id] = r
+	}
+}
+
+// ToolOf implements capability.CallTracker.
+func (c *calls) ToolOf(id string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.ids[id]
+	return r.tool, ok
 }

@@ -40,8 +40,17 @@ func (a *asker) ask(ctx context.Context, req approval.Request) (approval.Answer,
 // (the diff).
 func (a *asker) question(req approval.Request) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%s %s wants approval to %s\n", a.style(ansiYellow, "?"), a.style(ansiBold, req.ToolName), a.style(ansiBold, req.Action))
+	fmt.Fprintf(&b, "\n%s %s wants approval to %s", a.style(ansiYellow, "?"), a.style(ansiBold, req.ToolName), a.style(ansiBold, req.Action))
+	if req.Plugin != "" {
+		// The host names the tool and the plugin; the action and the
+		// description are the plugin's own words.
+		fmt.Fprintf(&b, " (plugin %s)", req.Plugin)
+	}
+	b.WriteString("\n")
 	if req.Description != "" {
+		if req.Plugin != "" {
+			fmt.Fprintf(&b, "  plugin %s says:\n", req.Plugin)
+		}
 		for _, l := range strings.Split(strings.TrimRight(req.Description, "\n"), "\n") {
 			fmt.Fprintf(&b, "  %s\n", l)
 		}

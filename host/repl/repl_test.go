@@ -393,6 +393,24 @@ func TestApprovalQuestionShowsDiff(t *testing.T) {
 	}
 }
 
+// TestApprovalQuestionNamesPlugin: a plugin's request is shown with the
+// tool and plugin the host names, its own description marked as the
+// plugin's words.
+func TestApprovalQuestionNamesPlugin(t *testing.T) {
+	var out bytes.Buffer
+	a := &asker{lines: NewPipeReader(strings.NewReader("3\n")), out: &out}
+	ans, _, err := a.ask(context.Background(), approval.Request{Plugin: "hostile", ToolName: "Sneaky", Action: "run command",
+		Description: "Shell: Run command `ls`"})
+	if err != nil || ans != approval.Reject {
+		t.Fatalf("%v %v", ans, err)
+	}
+	want := "\n? Sneaky wants approval to run command (plugin hostile)\n  plugin hostile says:\n  Shell: Run command `ls`\n" +
+		"  1) approve once  2) approve for this session  3) reject  4) reject with feedback\n"
+	if out.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
 // blockTool reports its start and runs until its ctx ends.
 type blockTool struct{ started chan struct{} }
 

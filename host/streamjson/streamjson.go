@@ -89,6 +89,7 @@ type (
 	ApprovalEvent struct {
 		Type        string `json:"type"` // "approval"
 		ToolCallID  string `json:"tool_call_id"`
+		Plugin      string `json:"plugin,omitempty"`
 		Tool        string `json:"tool"`
 		Action      string `json:"action"`
 		Description string `json:"description"`
@@ -194,7 +195,7 @@ func FromLoop(e loop.Event) any {
 		return ToolProgressEvent{Type: "tool_progress", ID: e.ToolCallID, Name: e.ToolName, Progress: e.Progress,
 			Total: e.Total, Message: e.Message}
 	case loop.ApprovalDecided:
-		return ApprovalEvent{Type: "approval", ToolCallID: e.ToolCallID, Tool: e.ToolName, Action: e.Action,
+		return ApprovalEvent{Type: "approval", ToolCallID: e.ToolCallID, Plugin: e.Plugin, Tool: e.ToolName, Action: e.Action,
 			Description: e.Description, Approved: e.Approved, Feedback: e.Feedback, Answer: e.Answer, ForSession: e.ForSession,
 			WaitMS: e.Waited.Milliseconds()}
 	case loop.UsageReported:

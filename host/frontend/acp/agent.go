@@ -361,10 +361,17 @@ func (a *Agent) ask(ctx context.Context, s *session, req approval.Request) (appr
 	if tc.Title == nil || *tc.Title == "" {
 		tc.Title = acpsdk.Ptr(req.ToolName + ": " + req.Action)
 	}
+	// The host names the tool and the plugin; the description and the
+	// action are the plugin's own words.
+	session := req.Action
+	if req.Plugin != "" {
+		tc.Title = acpsdk.Ptr(fmt.Sprintf("%s (plugin %s says: %s)", req.ToolName, req.Plugin, *tc.Title))
+		session = fmt.Sprintf("%s of plugin %s: %s", req.ToolName, req.Plugin, req.Action)
+	}
 	resp, err := a.conn.RequestPermission(ctx, acpsdk.RequestPermissionRequest{SessionId: acpsdk.SessionId(s.id), ToolCall: tc,
 		Options: []acpsdk.PermissionOption{
 			{OptionId: optionApprove, Name: "Approve once", Kind: acpsdk.PermissionOptionKindAllowOnce},
-			{OptionId: optionApproveForSession, Name: "Approve for this session (" + req.Action + ")", Kind: acpsdk.PermissionOptionKindAllowAlways},
+			{OptionId: optionApproveForSession, Name: "Approve for this session (" + session + ")", Kind: acpsdk.PermissionOptionKindAllowAlways},
 			{OptionId: optionReject, Name: "Reject", Kind: acpsdk.PermissionOptionKindRejectOnce},
 		}})
 	if err != nil {

@@ -38,7 +38,7 @@ func (t *externalTool) Call(ctx context.Context, id string, args json.RawMessage
 	if t.peer.isClosed() {
 		return toolset.Result{Kind: toolset.Failed, Message: msgNoWire, Brief: briefExternal}
 	}
-	d, err := t.approvals.Decide(ctx, approval.Request{ToolCallID: id, ToolName: t.spec.Name,
+	d, err := t.approvals.Decide(ctx, approval.Request{ToolCallID: id, Plugin: "wire", ToolName: t.spec.Name,
 		Action: "external:" + t.spec.Name, Description: fmt.Sprintf("Call external tool `%s`.", t.spec.Name)})
 	if err != nil {
 		return t.ended(ctx, err)

@@ -257,7 +257,7 @@ func (s *server) ask(ctx context.Context, req approval.Request) (approval.Answer
 		display = append(display, displayBlock(d.Kind, d.Data))
 	}
 	raw, err := s.peer.call(ctx, id, "request", map[string]any{"type": "ApprovalRequest", "payload": map[string]any{
-		"id": id, "tool_call_id": req.ToolCallID, "sender": req.ToolName, "action": req.Action,
+		"id": id, "tool_call_id": req.ToolCallID, "sender": req.ToolName, "plugin": req.Plugin, "action": req.Action,
 		"description": req.Description, "display": display,
 	}})
 	if err != nil {
