@@ -14,7 +14,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
-	"github.com/kosong-host/kosong-host/host/plugin"
+	"github.com/kosong-host/kosong-host/host/pins"
 	"github.com/kosong-host/kosong-host/host/testbin"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
@@ -176,7 +176,7 @@ func TestLoadErrors(t *testing.T) {
 	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := plugin.FileSHA256(echo)
+	sum, err := pins.FileSHA256(echo)
 	if err != nil {
 		t.Fatal(err)
 	}

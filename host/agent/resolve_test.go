@@ -9,7 +9,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
-	"github.com/kosong-host/kosong-host/host/plugin"
+	"github.com/kosong-host/kosong-host/host/pins"
 	"github.com/kosong-host/kosong-host/host/spec"
 )
 
@@ -81,7 +81,7 @@ func TestResolve(t *testing.T) {
 // an installed binary of the same name is launched instead.
 func TestBuiltinLaunch(t *testing.T) {
 	echo := build(t, "plugins/echo/cmd/kosong-plugin-echo")
-	sum, err := plugin.FileSHA256(echo)
+	sum, err := pins.FileSHA256(echo)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
-	"github.com/kosong-host/kosong-host/host/plugin"
+	"github.com/kosong-host/kosong-host/host/pins"
 	"github.com/kosong-host/kosong-host/host/sandbox"
 	"github.com/kosong-host/kosong-host/host/testbin"
 )
@@ -195,7 +195,7 @@ func TestSandboxWithoutWrapper(t *testing.T) {
 func TestSandboxPinChecksThePlugin(t *testing.T) {
 	needLandlock(t, 1)
 	probe := build(t, "host/testdata/plugins/sandboxprobe")
-	sum, err := plugin.FileSHA256(probe)
+	sum, err := pins.FileSHA256(probe)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func loadPlugins(b *testing.B, tool string, bins ...string) ([]toolset.Tool, *pl
 			Tools: []string{tool}})
 	}
 	l := plugin.Load(context.Background(), specs, plugin.Options{SessionID: "bench", WorkDir: b.TempDir(), StateDir: b.TempDir(),
-		Decider: approval.Yolo{}, Env: plugin.Environment("", os.Getenv), Calls: toolset.New(nil), RestartBackoff: time.Millisecond})
+		Decider: approval.Yolo{}, Env: plugin.Environment("", os.Getenv), RestartBackoff: time.Millisecond})
 	if len(l.Failures) > 0 {
 		b.Fatal(l.Failures)
 	}
