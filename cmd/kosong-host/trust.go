@@ -143,6 +143,16 @@ func projectAgentFile(folder string) string {
 	return ""
 }
 
+// trustedAsNow reports whether the store trusts folder with its project
+// files as they are now.
+func trustedAsNow(folder string) (bool, error) {
+	store, err := trustStore()
+	if err != nil {
+		return false, err
+	}
+	return store.Trusted(folder, scanFolder(folder).Digest)
+}
+
 // scanFolder reads folder's project files.
 func scanFolder(folder string) *trust.Project {
 	return trust.Scan(folder, trust.ScanOptions{AgentFile: projectAgentFile(folder), DefaultAgentPath: defaultAgentPath()})
@@ -230,11 +240,7 @@ func (g *globals) reloadAllowed() func() error {
 	}
 	folder := g.folder
 	return func() error {
-		store, err := trustStore()
-		if err != nil {
-			return err
-		}
-		ok, err := store.Trusted(folder, scanFolder(folder).Digest)
+		ok, err := trustedAsNow(folder)
 		if err != nil {
 			return err
 		}
@@ -260,13 +266,9 @@ func (g *globals) dotenvTrustedIn(dir string, stderr io.Writer) bool {
 	case err != nil || !isFileAt(filepath.Join(folder, trust.DotEnvFile)):
 		return true // no .env to read
 	}
-	p := scanFolder(folder)
-	store, err := trustStore()
-	if err == nil {
-		var ok bool
-		if ok, err = store.Trusted(folder, p.Digest); ok {
-			return true
-		}
+	ok, err := trustedAsNow(folder)
+	if ok {
+		return true
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "kosong-host: ignoring %s/.env: %v\n", folder, err)
