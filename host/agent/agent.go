@@ -96,7 +96,7 @@ type Options struct {
 	LockFile string
 	// Questions answers the questions of plugin tools (UserInput); nil
 	// when no one can answer, and such tools are skipped.
-	Questions capability.UserInput
+	Questions approval.UserInput
 	// Model are the selected model's facts (Model capability); nil when
 	// unknown.
 	Model *Model

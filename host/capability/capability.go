@@ -70,7 +70,7 @@ type Host struct {
 	Progress *ProgressSinks
 	// Questions answers AskUserQuestion; nil (no one can answer) offers
 	// no UserInput.
-	Questions UserInput
+	Questions approval.UserInput
 	// Model are the session's model facts; nil offers no Model.
 	Model *Model
 }

@@ -89,8 +89,10 @@ func TestApproval(t *testing.T) {
 // is refused, naming the plugin and the capability.
 func TestUndeclaredCapabilities(t *testing.T) {
 	h := &Host{Plugin: "hostile", Calls: calls{"c1": "Sneaky"}, Progress: &ProgressSinks{}, Model: &Model{Name: "m"},
-		Questions: UserInputFunc(func(context.Context, QuestionRequest) (Answers, error) { return Answers{}, nil }),
-		Declared:  map[string][]string{"Sneaky": {pluginrpc.CapApproval}}}
+		Questions: approval.UserInputFunc(func(context.Context, approval.QuestionRequest) (approval.Answers, error) {
+			return approval.Answers{}, nil
+		}),
+		Declared: map[string][]string{"Sneaky": {pluginrpc.CapApproval}}}
 	ctx := context.Background()
 	tests := []struct {
 		name, want string

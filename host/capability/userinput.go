@@ -11,17 +11,6 @@ import (
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
 
-// The question types of the UserInput capability are the approval
-// package's, where the front ends meet them.
-type (
-	QuestionOption  = approval.QuestionOption
-	Question        = approval.Question
-	QuestionRequest = approval.QuestionRequest
-	Answers         = approval.Answers
-	UserInput       = approval.UserInput
-	UserInputFunc   = approval.UserInputFunc
-)
-
 // Model are the facts of the session's model the Model capability reports.
 type Model struct {
 	Provider string
@@ -60,11 +49,11 @@ func (h *Host) AskUser(ctx context.Context, r pluginrpc.QuestionRequest) (plugin
 	if err := h.declared(pluginrpc.CapUserInput, tool); err != nil {
 		return pluginrpc.Answers{}, err
 	}
-	q := QuestionRequest{ToolCallID: r.ToolCallID, ToolName: tool}
+	q := approval.QuestionRequest{ToolCallID: r.ToolCallID, ToolName: tool}
 	for _, rq := range r.Questions {
-		hq := Question{Question: rq.Question, Header: rq.Header, MultiSelect: rq.MultiSelect}
+		hq := approval.Question{Question: rq.Question, Header: rq.Header, MultiSelect: rq.MultiSelect}
 		for _, o := range rq.Options {
-			hq.Options = append(hq.Options, QuestionOption{Label: o.Label, Description: o.Description})
+			hq.Options = append(hq.Options, approval.QuestionOption{Label: o.Label, Description: o.Description})
 		}
 		q.Questions = append(q.Questions, hq)
 	}

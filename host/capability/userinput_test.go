@@ -9,11 +9,14 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
 
 func TestOffered(t *testing.T) {
-	ask := UserInputFunc(func(context.Context, QuestionRequest) (Answers, error) { return Answers{}, nil })
+	ask := approval.UserInputFunc(func(context.Context, approval.QuestionRequest) (approval.Answers, error) {
+		return approval.Answers{}, nil
+	})
 	tests := []struct {
 		name string
 		host *Host
@@ -31,10 +34,10 @@ func TestOffered(t *testing.T) {
 }
 
 func TestUserInput(t *testing.T) {
-	var got QuestionRequest
-	ask := UserInputFunc(func(_ context.Context, r QuestionRequest) (Answers, error) {
+	var got approval.QuestionRequest
+	ask := approval.UserInputFunc(func(_ context.Context, r approval.QuestionRequest) (approval.Answers, error) {
 		got = r
-		return Answers{Answers: map[string]string{"Which?": "b"}}, nil
+		return approval.Answers{Answers: map[string]string{"Which?": "b"}}, nil
 	})
 	req := pluginrpc.QuestionRequest{ToolCallID: "c1", ToolName: "AskUserQuestion", Questions: []pluginrpc.Question{{
 		Question: "Which?", Header: "H", MultiSelect: true,

@@ -72,7 +72,7 @@ type Options struct {
 	OnProgress func(toolset.Progress)
 	// Questions answers the UserInput capability; nil when no one can
 	// answer (the capability is then not offered).
-	Questions capability.UserInput
+	Questions approval.UserInput
 	// Model are the session's model facts; nil offers no Model capability.
 	Model *capability.Model
 }
