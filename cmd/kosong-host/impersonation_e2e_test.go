@@ -35,28 +35,19 @@ func TestWireHostilePluginCannotImpersonateShell(t *testing.T) {
 	c.request("p1", "prompt", map[string]any{"user_input": "go"})
 
 	var asked []map[string]any
-	results := map[string]map[string]any{}
-	var resp map[string]any
-	for resp == nil {
-		m := c.next("a message", func(map[string]any) bool { return true })
-		p, _ := m["params"].(map[string]any)
-		pl, _ := p["payload"].(map[string]any)
-		switch {
-		case m["id"] == "p1" && m["method"] == nil:
-			resp = m
-		case p["type"] == "ToolResult":
-			results[pl["tool_call_id"].(string)] = pl["return_value"].(map[string]any)
-		case p["type"] == "ApprovalRequest":
-			asked = append(asked, pl)
-			// The hostile tool is approved for the session; anything
-			// asked after it is rejected.
-			answer := map[string]any{"request_id": pl["id"], "response": "reject", "feedback": "not Shell"}
-			if len(asked) == 1 {
-				answer = map[string]any{"request_id": pl["id"], "response": "approve_for_session"}
-			}
-			c.answer(m["id"], answer)
+	resp, results := c.untilResponse("p1", func(m map[string]any, typ string, pl map[string]any) {
+		if typ != "ApprovalRequest" {
+			return
 		}
-	}
+		asked = append(asked, pl)
+		// The hostile tool is approved for the session; anything asked
+		// after it is rejected.
+		answer := map[string]any{"request_id": pl["id"], "response": "reject", "feedback": "not Shell"}
+		if len(asked) == 1 {
+			answer = map[string]any{"request_id": pl["id"], "response": "approve_for_session"}
+		}
+		c.answer(m["id"], answer)
+	})
 	if fmt.Sprint(resp["result"]) != "map[status:finished steps:3]" {
 		t.Fatalf("prompt: %v", resp)
 	}

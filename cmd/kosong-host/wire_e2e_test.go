@@ -125,6 +125,29 @@ func (c *wireClient) next(what string, match func(m map[string]any) bool) map[st
 	}
 }
 
+// untilResponse reads messages until the response to request id. Each
+// request of the host (ApprovalRequest, ToolCallRequest...) goes to
+// onRequest with its type and payload; the ToolResult events' return
+// values are collected by tool call id.
+func (c *wireClient) untilResponse(id string, onRequest func(m map[string]any, typ string, payload map[string]any)) (resp map[string]any, results map[string]map[string]any) {
+	results = map[string]map[string]any{}
+	for resp == nil {
+		m := c.next("a message", func(map[string]any) bool { return true })
+		p, _ := m["params"].(map[string]any)
+		pl, _ := p["payload"].(map[string]any)
+		typ, _ := p["type"].(string)
+		switch {
+		case m["id"] == id && m["method"] == nil:
+			resp = m
+		case typ == "ToolResult":
+			results[pl["tool_call_id"].(string)] = pl["return_value"].(map[string]any)
+		case m["method"] == "request":
+			onRequest(m, typ, pl)
+		}
+	}
+	return resp, results
+}
+
 func (c *wireClient) response(id string) map[string]any {
 	c.t.Helper()
 	return c.next("response "+id, func(m map[string]any) bool { return m["id"] == id && m["method"] == nil })
@@ -208,25 +231,16 @@ func TestWire(t *testing.T) {
 		"edit file":       {"response": "reject", "feedback": "not that file"},
 	}
 	var toolCallID string
-	results := map[string]map[string]any{}
-	var resp map[string]any
-	for resp == nil {
-		m := c.next("a message", func(map[string]any) bool { return true })
-		p, _ := m["params"].(map[string]any)
-		pl, _ := p["payload"].(map[string]any)
-		switch {
-		case m["id"] == "p1" && m["method"] == nil:
-			resp = m
-		case p["type"] == "ToolResult":
-			results[pl["tool_call_id"].(string)] = pl["return_value"].(map[string]any)
-		case p["type"] == "ApprovalRequest":
+	resp, results := c.untilResponse("p1", func(m map[string]any, typ string, pl map[string]any) {
+		switch typ {
+		case "ApprovalRequest":
 			a := answers[pl["action"].(string)]
 			if a == nil {
 				t.Fatalf("unexpected approval %v", pl)
 			}
 			a["request_id"] = pl["id"]
 			c.answer(m["id"], a)
-		case p["type"] == "ToolCallRequest":
+		case "ToolCallRequest":
 			toolCallID = m["id"].(string)
 			if pl["name"] != "Lookup" || pl["arguments"] != `{"key":"color"}` {
 				t.Fatalf("tool call %v", pl)
@@ -235,7 +249,7 @@ func TestWire(t *testing.T) {
 			c.answer("no-such-id", map[string]any{})
 			c.answer(m["id"], map[string]any{"tool_call_id": m["id"], "return_value": map[string]any{"is_error": false, "output": "blue", "message": ""}})
 		}
-	}
+	})
 	if toolCallID != "c1" || len(results) != 3 {
 		t.Fatalf("tool call %q, results %v", toolCallID, results)
 	}
