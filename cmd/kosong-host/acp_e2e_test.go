@@ -62,12 +62,7 @@ func startACP(t *testing.T, dir string, env []string, args ...string) *acpClient
 func (c *acpClient) stop() time.Duration {
 	start := time.Now()
 	c.in.Close()
-	done := make(chan struct{})
-	go func() { c.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		c.cmd.Process.Kill()
+	if !exitsWithin(c.cmd, 30*time.Second) {
 		c.t.Errorf("kosong-host acp did not exit after its stdin closed")
 	}
 	return time.Since(start)

@@ -182,7 +182,9 @@ func TestUntrustedFolderWireAndACP(t *testing.T) {
 	c := startWire(t, r.dir, r.env, "--provider", "scripted", "--script", script)
 	initWire(c)
 	c.stdin.Close()
-	waitExit(t, c.cmd)
+	if !exitsWithin(c.cmd, 60*time.Second) {
+		t.Fatal("kosong-host did not exit after its stdin closed")
+	}
 	if got := r.written(); len(got) != 0 || !strings.Contains(c.stderrText(), untrustedLine) {
 		t.Fatalf("wire: markers %v; stderr:\n%s", got, c.stderrText())
 	}
@@ -213,18 +215,6 @@ func TestUntrustedFolderWireAndACP(t *testing.T) {
 	a.stop()
 	if got := r.written(); !strings.Contains(strings.Join(got, ","), "plugin") || strings.Contains(stderr.String(), "ignoring") {
 		t.Fatalf("trusted acp: markers %v; stderr:\n%s", got, stderr.String())
-	}
-}
-
-func waitExit(t *testing.T, cmd *exec.Cmd) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("kosong-host did not exit after its stdin closed")
 	}
 }
 

@@ -58,12 +58,7 @@ func startWire(t *testing.T, dir string, env []string, args ...string) *wireClie
 	}()
 	t.Cleanup(func() {
 		stdin.Close()
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
+		if !exitsWithin(cmd, 30*time.Second) {
 			t.Errorf("kosong-host --wire did not exit after stdin closed")
 		}
 	})
@@ -122,6 +117,20 @@ func (c *wireClient) next(what string, match func(m map[string]any) bool) map[st
 		case <-timeout:
 			c.t.Fatalf("no %s in 60s; seen %v", what, c.seen)
 		}
+	}
+}
+
+// exitsWithin waits for cmd to exit, up to d; it kills a process still
+// running then and reports false.
+func exitsWithin(cmd *exec.Cmd, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		cmd.Process.Kill()
+		return false
 	}
 }
 
