@@ -23,6 +23,9 @@ type wireClient struct {
 	stderr *strings.Builder
 	mu     sync.Mutex
 	seen   []map[string]any
+	// early holds the responses next read past while waiting for another
+	// message: a turn's response may arrive before the cancel's.
+	early map[any]map[string]any
 }
 
 func startWire(t *testing.T, dir string, env []string, args ...string) *wireClient {
@@ -114,6 +117,12 @@ func (c *wireClient) next(what string, match func(m map[string]any) bool) map[st
 			if match(m) {
 				return m
 			}
+			if m["id"] != nil && m["method"] == nil {
+				if c.early == nil {
+					c.early = map[any]map[string]any{}
+				}
+				c.early[m["id"]] = m
+			}
 		case <-timeout:
 			c.t.Fatalf("no %s in 60s; seen %v", what, c.seen)
 		}
@@ -159,6 +168,10 @@ func (c *wireClient) untilResponse(id string, onRequest func(m map[string]any, t
 
 func (c *wireClient) response(id string) map[string]any {
 	c.t.Helper()
+	if m, ok := c.early[id]; ok {
+		delete(c.early, id)
+		return m
+	}
 	return c.next("response "+id, func(m map[string]any) bool { return m["id"] == id && m["method"] == nil })
 }
 
