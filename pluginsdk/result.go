@@ -33,18 +33,6 @@ type DisplayBlock struct {
 	Data any
 }
 
-// DiffBlock is the display block of a file edit.
-type DiffBlock struct {
-	Path    string `json:"path"`
-	OldText string `json:"old_text"`
-	NewText string `json:"new_text"`
-}
-
-// Diff returns a "diff" display block.
-func Diff(path, oldText, newText string) DisplayBlock {
-	return DisplayBlock{Kind: "diff", Data: DiffBlock{Path: path, OldText: oldText, NewText: newText}}
-}
-
 // Result is what a tool returns: Ok, Error or Rejected, refined with the
 // With... methods.
 type Result struct {

@@ -152,26 +152,32 @@ func describeStatError(shown string, err error) string {
 	return fmt.Sprintf("Cannot access `%s`: %v", shown, err)
 }
 
-// readTextFile reads an existing regular text file for editing.
-func readTextFile(path, shown string) (string, fs.FileInfo, string) {
+// openTextFile opens an existing regular text file for editing.
+func openTextFile(path, shown string) (*os.File, fs.FileInfo, string) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return "", nil, describeStatError(shown, err)
+		return nil, nil, describeStatError(shown, err)
 	}
 	if fi.IsDir() {
-		return "", nil, fmt.Sprintf("`%s` is a directory, not a file.", shown)
+		return nil, nil, fmt.Sprintf("`%s` is a directory, not a file.", shown)
 	}
 	if !fi.Mode().IsRegular() {
-		return "", nil, fmt.Sprintf("`%s` is not a regular file.", shown)
+		return nil, nil, fmt.Sprintf("`%s` is not a regular file.", shown)
 	}
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
-		return "", nil, describeStatError(shown, err)
+		return nil, nil, describeStatError(shown, err)
 	}
-	if looksBinary(data[:min(len(data), sniffLen)], len(data) <= sniffLen) {
-		return "", nil, fmt.Sprintf("`%s` looks like a binary file; only text files can be edited.", shown)
+	binary, err := sniff(f)
+	if err != nil {
+		_ = f.Close()
+		return nil, nil, fmt.Sprintf("Cannot read `%s`: %v", shown, err)
 	}
-	return string(data), fi, ""
+	if binary {
+		_ = f.Close()
+		return nil, nil, fmt.Sprintf("`%s` looks like a binary file; only text files can be edited.", shown)
+	}
+	return f, fi, ""
 }
 
 // writeAtomic replaces path's content with data: it writes a temporary file
@@ -207,12 +213,12 @@ func writeAtomic(path string, data []byte, perm fs.FileMode) (err error) {
 // askApproval asks the user to approve an edit of path, with the stronger
 // action when the file lies outside the work dir. It returns a non-nil
 // result when the edit must not go ahead.
-func askApproval(ctx context.Context, approval pluginsdk.Approval, ws workspace, path, description string, diff pluginsdk.DisplayBlock) *pluginsdk.Result {
+func askApproval(ctx context.Context, approval pluginsdk.Approval, ws workspace, path, description string, diff ...pluginsdk.DisplayBlock) *pluginsdk.Result {
 	action := actionEdit
 	if ws.outside(path) {
 		action = actionEditOutside
 	}
-	d, err := approval.Request(ctx, action, description, diff)
+	d, err := approval.Request(ctx, action, description, diff...)
 	if err != nil {
 		r := pluginsdk.Error(fmt.Sprintf("Could not ask the user to approve the edit: %v", err)).WithBrief("Approval failed")
 		return &r

@@ -5,6 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -106,73 +109,173 @@ func (t *StrReplaceFile) Call(ctx context.Context, args json.RawMessage) plugins
 	}
 	path := t.ws.abs(p.Path)
 	target := realPath(path)
-	old, fi, errMsg := readTextFile(target, p.Path)
+	f, fi, errMsg := openTextFile(target, p.Path)
 	if errMsg != "" {
 		if strings.HasSuffix(errMsg, "does not exist.") {
 			errMsg += " StrReplaceFile only edits existing files; use WriteFile to create one."
 		}
 		return pluginsdk.Error(errMsg).WithBrief("Cannot edit file")
 	}
-	content, replaced, errMsg := applyEdits(old, p.Edit, p.Path)
+	defer f.Close()
+	ed, errMsg, err := applyEdits(ctx, f, fi.Size(), target, p.Edit, p.Path)
+	if err != nil {
+		if msg := pluginsdk.SandboxDenial(target, p.Path, err); msg != "" {
+			return pluginsdk.Error(msg).WithBrief("Outside the sandbox")
+		}
+		return pluginsdk.Error(fmt.Sprintf("Cannot edit `%s`: %v", p.Path, err)).WithBrief("Edit failed")
+	}
 	if errMsg != "" {
 		return pluginsdk.Error(errMsg).WithBrief("Edit failed")
 	}
-	if content == old {
+	defer ed.discard()
+	if same, err := unchanged(f, ed.tmp, fi.Size(), ed.size, ed.changes, ed.more); err != nil {
+		return pluginsdk.Error(fmt.Sprintf("Cannot edit `%s`: %v", p.Path, err)).WithBrief("Edit failed")
+	} else if same {
 		return pluginsdk.Error("The edits leave the file unchanged: old and new are the same.").WithBrief("No change")
 	}
-	diff := pluginsdk.Diff(path, old, content)
-	if r := askApproval(ctx, t.approval, t.ws, path, fmt.Sprintf("Edit file `%s`", path), diff); r != nil {
+	diff, err := pluginsdk.DiffChanges(path, pluginsdk.DiffSide{R: f, Size: fi.Size()}, pluginsdk.DiffSide{R: ed.tmp, Size: ed.size}, ed.changes, ed.more)
+	if err != nil {
+		return pluginsdk.Error(fmt.Sprintf("Cannot edit `%s`: %v", p.Path, err)).WithBrief("Edit failed")
+	}
+	if r := askApproval(ctx, t.approval, t.ws, path, describeEdit("Edit file", path, diff), diff.Blocks...); r != nil {
 		return *r
 	}
-	if err := writeAtomic(target, []byte(content), fi.Mode().Perm()); err != nil {
+	if err := ed.commit(target, fi.Mode().Perm()); err != nil {
 		if msg := pluginsdk.SandboxDenial(target, p.Path, err); msg != "" {
 			return pluginsdk.Error(msg).WithBrief("Outside the sandbox")
 		}
 		return pluginsdk.Error(fmt.Sprintf("Cannot write `%s`: %v", p.Path, err)).WithBrief("Write failed")
 	}
 	return pluginsdk.Ok("").
-		WithMessage(fmt.Sprintf("Applied %s (%s) to `%s`.", plural(len(p.Edit), "edit", "edits"), plural(replaced, "replacement", "replacements"), p.Path)).
-		WithBrief("Edited " + filepath.Base(path)).WithDisplay(diff)
+		WithMessage(fmt.Sprintf("Applied %s (%s) to `%s`.", plural(len(p.Edit), "edit", "edits"), plural(ed.replaced, "replacement", "replacements"), p.Path)).
+		WithBrief("Edited " + filepath.Base(path)).WithDisplay(diff.Blocks...)
 }
 
-// applyEdits applies the edits in order; it fails, naming the edit, when one
-// does not apply, so that nothing is written unless all of them do.
-func applyEdits(content string, edits Edits, shown string) (string, int, string) {
-	replaced := 0
+// describeEdit is an approval's description, saying when the diff does not
+// show the whole edit.
+func describeEdit(verb, path string, d pluginsdk.BoundedDiff) string {
+	s := fmt.Sprintf("%s `%s`", verb, path)
+	if d.Partial {
+		s += " (the diff shows only part of this edit)"
+	}
+	return s
+}
+
+// edited is the result of applying edits: the new content in a temporary
+// file beside the target, and the places that changed.
+type edited struct {
+	tmp      *os.File
+	size     int64
+	replaced int
+	changes  []pluginsdk.DiffChange
+	more     bool
+}
+
+// discard removes the temporary file unless commit renamed it.
+func (e *edited) discard() {
+	if e.tmp != nil {
+		_ = e.tmp.Close()
+		_ = os.Remove(e.tmp.Name())
+		e.tmp = nil
+	}
+}
+
+// commit gives the new content perm and renames it over target.
+func (e *edited) commit(target string, perm fs.FileMode) error {
+	if err := e.tmp.Chmod(perm); err != nil {
+		return err
+	}
+	if err := e.tmp.Sync(); err != nil {
+		return err
+	}
+	if err := os.Rename(e.tmp.Name(), target); err != nil {
+		return err
+	}
+	_ = e.tmp.Close()
+	e.tmp = nil
+	return nil
+}
+
+// applyEdits applies the edits in order, each in one pass that counts the
+// occurrences and one that writes the result to a temporary file beside
+// target; it fails, naming the edit, when one does not apply, so that
+// nothing is written unless all of them do. errMsg is for the model; err is
+// a failure to read or write.
+func applyEdits(ctx context.Context, src *os.File, size int64, target string, edits Edits, shown string) (ed *edited, errMsg string, err error) {
+	work := &edited{}
+	var cur io.ReadSeeker = src
+	defer func() {
+		if errMsg != "" || err != nil {
+			work.discard()
+		}
+	}()
 	for i, e := range edits {
 		which := "The edit"
 		if len(edits) > 1 {
 			which = fmt.Sprintf("Edit %d of %d", i+1, len(edits))
 		}
 		if e.Old == "" {
-			return "", 0, which + ": old is empty."
+			return nil, which + ": old is empty.", nil
 		}
-		old, repl := e.Old, e.New
-		n := strings.Count(content, old)
-		if n == 0 && strings.Contains(content, "\r\n") && strings.Contains(old, "\n") && !strings.Contains(old, "\r\n") {
+		old, repl := []byte(e.Old), []byte(e.New)
+		n, crlf, err := countIn(ctx, cur, old)
+		if err != nil {
+			return nil, "", err
+		}
+		if n == 0 && crlf && strings.Contains(e.Old, "\n") && !strings.Contains(e.Old, "\r\n") {
 			// The file has CRLF line endings and the edit was written with
 			// LF: match it with CRLF and keep the file's line endings.
-			old, repl = toCRLF(old), toCRLF(repl)
-			n = strings.Count(content, old)
+			old, repl = []byte(toCRLF(e.Old)), []byte(toCRLF(e.New))
+			if n, _, err = countIn(ctx, cur, old); err != nil {
+				return nil, "", err
+			}
 		}
 		switch {
 		case n == 0:
-			return "", 0, fmt.Sprintf("%s: old was not found in `%s`. It must match the file exactly, including whitespace and "+
-				"indentation; read the file again and copy the text. No edit was applied.", which, shown)
+			return nil, fmt.Sprintf("%s: old was not found in `%s`. It must match the file exactly, including whitespace and "+
+				"indentation; read the file again and copy the text. No edit was appliwork.", which, shown), nil
 		case n > 1 && !e.ReplaceAll:
-			return "", 0, fmt.Sprintf("%s: old was found %d times in `%s`, but it must occur exactly once. Include more "+
-				"surrounding lines to make it unique, or set replace_all to true to replace every occurrence. No edit was applied.",
-				which, n, shown)
+			return nil, fmt.Sprintf("%s: old was found %d times in `%s`, but it must occur exactly once. Include more "+
+				"surrounding lines to make it unique, or set replace_all to true to replace every occurrence. No edit was appliwork.",
+				which, n, shown), nil
 		}
-		if e.ReplaceAll {
-			content = strings.ReplaceAll(content, old, repl)
-			replaced += n
-		} else {
-			content = strings.Replace(content, old, repl, 1)
-			replaced++
+		next, err := os.CreateTemp(filepath.Dir(target), "."+filepath.Base(target)+".tmp-*")
+		if err != nil {
+			return nil, "", err
 		}
+		c := newComposer(work.changes, work.more, len(old), len(repl))
+		bw := newBufferedWriter(next)
+		_, _, err = replaceStream(ctx, cur, bw, old, repl, c.match)
+		if err == nil {
+			err = bw.Flush()
+		}
+		work.discard()
+		work.tmp = next
+		if err != nil {
+			return nil, "", err
+		}
+		if work.size, err = next.Seek(0, io.SeekCurrent); err != nil {
+			return nil, "", err
+		}
+		work.changes, work.more = c.finish()
+		work.replaced += n
+		cur = io.NewSectionReader(next, 0, work.size)
 	}
-	return content, replaced, ""
+	return work, "", nil
+}
+
+// countIn counts the occurrences of old in r from its start (and says
+// whether r has a "\r\n"), leaving r at its start.
+func countIn(ctx context.Context, r io.ReadSeeker, old []byte) (int, bool, error) {
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return 0, false, err
+	}
+	n, crlf, err := replaceStream(ctx, r, nil, old, nil, nil)
+	if err != nil {
+		return 0, false, err
+	}
+	_, err = r.Seek(0, io.SeekStart)
+	return n, crlf, err
 }
 
 func toCRLF(s string) string {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/kosong-host/kosong-host/pluginsdk"
 )
@@ -50,7 +52,9 @@ func (t *WriteFile) Call(ctx context.Context, p WriteParams) pluginsdk.Result {
 	// Write where a symlink points, not over the link.
 	target := realPath(path)
 	perm := newFilePerm
-	old := ""
+	// The old content, read in windows for the diff: empty for a new or
+	// binary file.
+	var oldSide pluginsdk.DiffSide = pluginsdk.DiffSide{R: strings.NewReader("")}
 	fi, err := os.Stat(target)
 	switch {
 	case err == nil && fi.IsDir():
@@ -59,12 +63,17 @@ func (t *WriteFile) Call(ctx context.Context, p WriteParams) pluginsdk.Result {
 		return pluginsdk.Error(fmt.Sprintf("`%s` is not a regular file.", p.Path)).WithBrief("Not a regular file")
 	case err == nil:
 		perm = fi.Mode().Perm()
-		data, err := os.ReadFile(target)
+		f, err := os.Open(target)
 		if err != nil {
 			return pluginsdk.Error(describeStatError(p.Path, err)).WithBrief("Cannot write file")
 		}
-		if !looksBinary(data[:min(len(data), sniffLen)], len(data) <= sniffLen) {
-			old = string(data)
+		defer f.Close()
+		binary, err := sniff(f)
+		if err != nil {
+			return pluginsdk.Error(fmt.Sprintf("Cannot read `%s`: %v", p.Path, err)).WithBrief("Cannot write file")
+		}
+		if !binary {
+			oldSide = pluginsdk.DiffSide{R: f, Size: fi.Size()}
 		}
 	case errors.Is(err, fs.ErrNotExist):
 		dir := filepath.Dir(target)
@@ -76,12 +85,30 @@ func (t *WriteFile) Call(ctx context.Context, p WriteParams) pluginsdk.Result {
 		return pluginsdk.Error(describeStatError(p.Path, err)).WithBrief("Cannot write file")
 	}
 
-	newText, verb := p.Content, "Write"
+	verb := "Write"
+	content := strings.NewReader(p.Content)
+	size := int64(len(p.Content))
+	var newSide pluginsdk.DiffSide
+	var changes []pluginsdk.DiffChange
 	if appending {
-		newText, verb = old+p.Content, "Append to"
+		verb = "Append to"
+		newSide = pluginsdk.DiffSide{R: concatReaderAt{oldSide, content}, Size: oldSide.Size + size}
+		changes = []pluginsdk.DiffChange{{OldOff: oldSide.Size, OldEnd: oldSide.Size, NewOff: oldSide.Size, NewEnd: newSide.Size}}
+	} else {
+		newSide = pluginsdk.DiffSide{R: content, Size: size}
+		pre, suf, err := commonEnds(oldSide, p.Content)
+		if err != nil {
+			return pluginsdk.Error(fmt.Sprintf("Cannot read `%s`: %v", p.Path, err)).WithBrief("Cannot write file")
+		}
+		if pre+suf < max(oldSide.Size, size) {
+			changes = []pluginsdk.DiffChange{{OldOff: pre, OldEnd: oldSide.Size - suf, NewOff: pre, NewEnd: size - suf}}
+		}
 	}
-	diff := pluginsdk.Diff(path, old, newText)
-	if r := askApproval(ctx, t.approval, t.ws, path, fmt.Sprintf("%s file `%s`", verb, path), diff); r != nil {
+	diff, err := pluginsdk.DiffChanges(path, oldSide, newSide, changes, false)
+	if err != nil {
+		return pluginsdk.Error(fmt.Sprintf("Cannot read `%s`: %v", p.Path, err)).WithBrief("Cannot write file")
+	}
+	if r := askApproval(ctx, t.approval, t.ws, path, describeEdit(verb+" file", path, diff), diff.Blocks...); r != nil {
 		return *r
 	}
 
@@ -96,7 +123,6 @@ func (t *WriteFile) Call(ctx context.Context, p WriteParams) pluginsdk.Result {
 	if err != nil {
 		return pluginsdk.Error(fmt.Sprintf("Cannot write `%s`: %v", p.Path, err)).WithBrief("Write failed")
 	}
-	size := int64(len(p.Content))
 	if st, err := os.Stat(target); err == nil {
 		size = st.Size()
 	}
@@ -104,7 +130,7 @@ func (t *WriteFile) Call(ctx context.Context, p WriteParams) pluginsdk.Result {
 	if appending {
 		msg = fmt.Sprintf("Appended %d bytes to `%s`; it now has %d bytes.", len(p.Content), p.Path, size)
 	}
-	return pluginsdk.Ok("").WithMessage(msg).WithBrief(verb + " " + filepath.Base(path)).WithDisplay(diff)
+	return pluginsdk.Ok("").WithMessage(msg).WithBrief(verb + " " + filepath.Base(path)).WithDisplay(diff.Blocks...)
 }
 
 func appendFile(path, content string) error {
@@ -117,4 +143,67 @@ func appendFile(path, content string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// concatReaderAt reads a followed by b.
+type concatReaderAt struct {
+	a pluginsdk.DiffSide
+	b io.ReaderAt
+}
+
+func (c concatReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	n := 0
+	if off < c.a.Size {
+		k, err := c.a.R.ReadAt(p[:min(int64(len(p)), c.a.Size-off)], off)
+		n += k
+		if err != nil && !errors.Is(err, io.EOF) {
+			return n, err
+		}
+		if k < len(p) && off+int64(k) < c.a.Size {
+			return n, io.ErrUnexpectedEOF
+		}
+	}
+	if n == len(p) {
+		return n, nil
+	}
+	k, err := c.b.ReadAt(p[n:], off+int64(n)-c.a.Size)
+	return n + k, err
+}
+
+// commonEnds returns the lengths of the longest common start and end of
+// old and content that do not overlap, reading old in windows.
+func commonEnds(old pluginsdk.DiffSide, content string) (pre, suf int64, err error) {
+	const window = 64 << 10
+	buf := make([]byte, window)
+	limit := min(old.Size, int64(len(content)))
+	for pre < limit {
+		k := min(window, limit-pre)
+		if _, err := old.R.ReadAt(buf[:k], pre); err != nil && !errors.Is(err, io.EOF) {
+			return 0, 0, err
+		}
+		i := 0
+		for i < int(k) && buf[i] == content[pre+int64(i)] {
+			i++
+		}
+		pre += int64(i)
+		if i < int(k) {
+			break
+		}
+	}
+	limit -= pre
+	for suf < limit {
+		k := min(window, limit-suf)
+		if _, err := old.R.ReadAt(buf[:k], old.Size-suf-k); err != nil && !errors.Is(err, io.EOF) {
+			return 0, 0, err
+		}
+		i := 0
+		for i < int(k) && buf[int(k)-1-i] == content[int64(len(content))-suf-1-int64(i)] {
+			i++
+		}
+		suf += int64(i)
+		if i < int(k) {
+			break
+		}
+	}
+	return pre, suf, nil
 }
