@@ -20,19 +20,41 @@ const (
 // out.
 func displayLines(blocks []approval.Display, style func(code, s string) string) []string {
 	var out []string
+	lastPath := ""
 	for _, b := range blocks {
 		switch b.Kind {
 		case "diff":
+			// A large edit comes as one block per hunk: old_start and
+			// new_start number its lines, and note says what is left out.
 			var d struct {
-				Path    string `json:"path"`
-				OldText string `json:"old_text"`
-				NewText string `json:"new_text"`
+				Path     string `json:"path"`
+				OldText  string `json:"old_text"`
+				NewText  string `json:"new_text"`
+				OldStart int    `json:"old_start"`
+				NewStart int    `json:"new_start"`
+				Note     string `json:"note"`
 			}
 			if json.Unmarshal(b.Data, &d) == nil {
-				if d.Path != "" {
+				if d.Path != "" && d.Path != lastPath {
 					out = append(out, style(ansiBold, d.Path))
+				} else if d.Path != "" {
+					out = append(out, style(ansiDim, "…"))
 				}
-				out = append(out, renderDiff(lineDiff(d.OldText, d.NewText), style)...)
+				lastPath = d.Path
+				lines := lineDiff(d.OldText, d.NewText)
+				for i := range lines {
+					switch {
+					case lines[i].No == 0:
+					case lines[i].Kind == '-':
+						lines[i].No += max(d.OldStart-1, 0)
+					default:
+						lines[i].No += max(d.NewStart-1, 0)
+					}
+				}
+				out = append(out, renderDiff(lines, style)...)
+				if d.Note != "" {
+					out = append(out, style(ansiDim, d.Note))
+				}
 			}
 		case "brief":
 			var s string

@@ -393,6 +393,28 @@ func TestApprovalQuestionShowsDiff(t *testing.T) {
 	}
 }
 
+// TestApprovalQuestionShowsHunks: a large edit's diff comes as hunks, each
+// numbered from its old_start and new_start, and a note of what is left out.
+func TestApprovalQuestionShowsHunks(t *testing.T) {
+	var out bytes.Buffer
+	a := &asker{lines: NewPipeReader(strings.NewReader("1\n")), out: &out}
+	first, _ := json.Marshal(map[string]any{"path": "a.go", "old_text": "l9\nl10\nl11\n", "new_text": "l9\nten\nl11\n",
+		"old_start": 9, "new_start": 9})
+	second, _ := json.Marshal(map[string]any{"path": "a.go", "old_text": "l500\nl501\n", "new_text": "l500\nadded\nl501\n",
+		"old_start": 500, "new_start": 500, "note": "⋯ 9,995 unchanged lines not shown ⋯"})
+	if _, _, err := a.ask(context.Background(), approval.Request{ToolName: "StrReplaceFile", Action: "edit file",
+		Description: "Edit file `a.go`", Display: []approval.Display{{Kind: "diff", Data: first}, {Kind: "diff", Data: second}}}); err != nil {
+		t.Fatal(err)
+	}
+	want := "\n? StrReplaceFile wants approval to edit file\n  Edit file `a.go`\n    a.go\n" +
+		"     9   l9\n    10 - l10\n    10 + ten\n    11   l11\n    …\n" +
+		"    500   l500\n    501 + added\n    502   l501\n    ⋯ 9,995 unchanged lines not shown ⋯\n" +
+		"  1) approve once  2) approve for this session  3) reject  4) reject with feedback\n"
+	if out.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
 // TestApprovalQuestionNamesPlugin: a plugin's request is shown with the
 // tool and plugin the host names, its own description marked as the
 // plugin's words.

@@ -150,6 +150,7 @@ func finishToolCall(call providers.ToolCall, r toolset.Result) []acpsdk.SessionU
 			if c, ok := diffContent(d.Data); ok {
 				content = append(content, c)
 			}
+			content = append(content, diffNote(d.Data)...)
 		case "todo":
 			if p, ok := plan(d.Data); ok {
 				out = append(out, p)
@@ -183,6 +184,18 @@ func diffContent(data json.RawMessage) (acpsdk.ToolCallContent, bool) {
 		return acpsdk.ToolDiffContent(d.Path, d.NewText), true
 	}
 	return acpsdk.ToolDiffContent(d.Path, d.NewText, d.OldText), true
+}
+
+// diffNote is the text content of a diff block's note, which says what a
+// large edit's hunks leave out.
+func diffNote(data json.RawMessage) []acpsdk.ToolCallContent {
+	var d struct {
+		Note string `json:"note"`
+	}
+	if json.Unmarshal(data, &d) != nil || d.Note == "" {
+		return nil
+	}
+	return []acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(d.Note))}
 }
 
 // plan is the ACP plan of a SetTodoList display block.
@@ -220,6 +233,7 @@ func displayContent(ds []approval.Display) []acpsdk.ToolCallContent {
 			if c, ok := diffContent(d.Data); ok {
 				out = append(out, c)
 			}
+			out = append(out, diffNote(d.Data)...)
 		case "shell":
 			var s struct {
 				Command string `json:"command"`

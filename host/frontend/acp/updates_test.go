@@ -7,6 +7,7 @@ import (
 
 	acpsdk "github.com/coder/acp-go-sdk"
 
+	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
 )
@@ -59,6 +60,24 @@ func TestFinishToolCall(t *testing.T) {
 	if *failed[0].ToolCallUpdate.Status != acpsdk.ToolCallStatusFailed ||
 		!strings.Contains(failed[0].ToolCallUpdate.Content[0].Content.Content.Text.Text, "rejected by the user") {
 		t.Fatalf("rejected %+v", failed[0].ToolCallUpdate)
+	}
+}
+
+// TestDiffHunksWithNote: a large edit's hunks are diffs, and the note of
+// what they leave out follows them as text, in results and approvals.
+func TestDiffHunksWithNote(t *testing.T) {
+	blocks := []toolset.Display{
+		{Kind: "diff", Data: json.RawMessage(`{"path":"/w/a.txt","old_text":"a\n","new_text":"b\n","old_start":7,"new_start":7}`)},
+		{Kind: "diff", Data: json.RawMessage(`{"path":"/w/a.txt","old_text":"c\n","new_text":"d\n","old_start":90,"new_start":90,"note":"⋯ 98 unchanged lines not shown ⋯"}`)},
+	}
+	u := finishToolCall(providers.ToolCall{ID: "c1", Name: "StrReplaceFile"}, toolset.Result{Display: blocks})[0].ToolCallUpdate
+	if len(u.Content) != 3 || u.Content[0].Diff == nil || u.Content[1].Diff == nil || u.Content[1].Diff.NewText != "d\n" ||
+		u.Content[2].Content == nil || u.Content[2].Content.Content.Text.Text != "⋯ 98 unchanged lines not shown ⋯" {
+		t.Fatalf("update %+v", u.Content)
+	}
+	shown := displayContent([]approval.Display{{Kind: blocks[0].Kind, Data: blocks[0].Data}, {Kind: blocks[1].Kind, Data: blocks[1].Data}})
+	if len(shown) != 3 || shown[2].Content == nil || shown[2].Content.Content.Text.Text != "⋯ 98 unchanged lines not shown ⋯" {
+		t.Fatalf("approval content %+v", shown)
 	}
 }
 
