@@ -159,11 +159,12 @@ func DiffChanges(path string, old, new DiffSide, changes []DiffChange, more bool
 		shownChanges += g[1] - g[0]
 		hunks = append(hunks, h)
 	}
-	if err := numberLines(old, new, hunks); err != nil {
+	total, err := numberLines(old, new, hunks)
+	if err != nil {
 		return BoundedDiff{}, err
 	}
 	d := BoundedDiff{Partial: cut > 0 || shownChanges < len(changes) || more}
-	d.Note = diffNote(old, hunks, cut, len(changes)-shownChanges, more)
+	d.Note = diffNote(total, hunks, cut, len(changes)-shownChanges, more)
 	for i, h := range hunks {
 		b := DiffBlock{Path: path, OldText: h.oldText, NewText: h.newText, OldStart: h.oldLine, NewStart: h.newLine}
 		if i == len(hunks)-1 {
@@ -373,34 +374,43 @@ func sideText(r io.ReaderAt, from, to int64) (string, bool, error) {
 }
 
 // numberLines sets each hunk's first line numbers and the old lines it
-// shows, in one pass over each side.
-func numberLines(old, new DiffSide, hunks []hunk) error {
-	if len(hunks) == 0 {
-		return nil
-	}
-	oldMarks := make([]int64, 0, 2*len(hunks))
+// shows, and returns the old side's number of lines, in one pass over the
+// old side and one over the new side up to its last hunk.
+func numberLines(old, new DiffSide, hunks []hunk) (int, error) {
+	oldMarks := make([]int64, 0, 2*len(hunks)+1)
 	newMarks := make([]int64, 0, len(hunks))
 	for _, h := range hunks {
 		oldMarks = append(oldMarks, h.oldOff, h.oldEnd)
 		newMarks = append(newMarks, h.newOff)
 	}
+	oldMarks = append(oldMarks, old.Size)
 	oldCounts, err := countLinesAt(old.R, oldMarks)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	newCounts, err := countLinesAt(new.R, newMarks)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for i := range hunks {
 		hunks[i].oldLine = oldCounts[2*i] + 1
 		hunks[i].newLine = newCounts[i] + 1
 		hunks[i].oldLines = oldCounts[2*i+1] - oldCounts[2*i]
-		if hunks[i].oldEnd > hunks[i].oldOff && !bytes.Equal(mustByteBefore(old.R, hunks[i].oldEnd), []byte("\n")) {
+		if endsInsideLine(old.R, hunks[i].oldOff, hunks[i].oldEnd) {
 			hunks[i].oldLines++ // a last line without its line break
 		}
 	}
-	return nil
+	total := oldCounts[len(oldCounts)-1]
+	if endsInsideLine(old.R, 0, old.Size) {
+		total++
+	}
+	return total, nil
+}
+
+// endsInsideLine reports whether the non-empty span [from, to) ends
+// without a line break.
+func endsInsideLine(r io.ReaderAt, from, to int64) bool {
+	return to > from && !bytes.Equal(mustByteBefore(r, to), []byte("\n"))
 }
 
 // countLinesAt returns the number of line breaks before each offset (in
@@ -423,25 +433,8 @@ func countLinesAt(r io.ReaderAt, offs []int64) ([]int, error) {
 	return counts, nil
 }
 
-// lineCount is the number of lines of r: its line breaks, plus a last line
-// without one.
-func lineCount(s DiffSide) (int, error) {
-	if s.Size == 0 {
-		return 0, nil
-	}
-	c, err := countLinesAt(s.R, []int64{s.Size})
-	if err != nil {
-		return 0, err
-	}
-	n := c[0]
-	if !bytes.Equal(mustByteBefore(s.R, s.Size), []byte("\n")) {
-		n++
-	}
-	return n, nil
-}
-
 // diffNote says what the hunks leave out.
-func diffNote(old DiffSide, hunks []hunk, cut, dropped int, more bool) string {
+func diffNote(total int, hunks []hunk, cut, dropped int, more bool) string {
 	var parts []string
 	if cut > 0 {
 		parts = append(parts, fmt.Sprintf("%s cut where marked", plural(cut, "hunk is", "hunks are")))
@@ -453,10 +446,6 @@ func diffNote(old DiffSide, hunks []hunk, cut, dropped int, more bool) string {
 		parts = append(parts, fmt.Sprintf("%s not shown", plural(dropped, "changed place is", "changed places are")))
 	case more:
 		parts = append(parts, "later changes are not shown")
-	}
-	total, err := lineCount(old)
-	if err != nil {
-		total = 0
 	}
 	shown := 0
 	for _, h := range hunks {
