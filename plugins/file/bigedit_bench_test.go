@@ -217,12 +217,6 @@ func TestBigEditChild(t *testing.T) {
 	fmt.Printf("RESULT %s; %d bytes of output, %d of display\n", r.Brief, len(r.Text()), diffBytes)
 }
 
-type approveAll struct{}
-
-func (approveAll) Request(context.Context, string, string, ...pluginsdk.DisplayBlock) (pluginsdk.Decision, error) {
-	return pluginsdk.Decision{Approved: true}, nil
-}
-
 type fixedEnv struct{ dir string }
 
 func (fixedEnv) OS() string             { return runtime.GOOS }

@@ -187,3 +187,78 @@ func TestApplyEditsManyPlaces(t *testing.T) {
 	last := ed.changes[len(ed.changes)-1]
 	checkChanges(t, text[:last.OldEnd], want[:last.NewEnd], ed.changes)
 }
+
+// TestApplyEditsFailures: a failure to write the temporary file or a
+// cancelled call is an error for the call, and leaves no temporary file.
+func TestApplyEditsFailures(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.txt")
+	if err := os.WriteFile(path, []byte("one two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name   string
+		ctx    context.Context
+		target string
+		want   error
+	}{
+		{"the directory is gone", context.Background(), filepath.Join(dir, "gone", "f.txt"), os.ErrNotExist},
+		{"cancelled", cancelled, path, context.Canceled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			_, msg, err := applyEdits(tt.ctx, f, 8, tt.target, Edits{{Old: "one", New: "1"}}, "f.txt")
+			if msg != "" || !errors.Is(err, tt.want) {
+				t.Fatalf("msg %q, err %v", msg, err)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+				t.Fatalf("left behind: %v", entries)
+			}
+		})
+	}
+	// Through the tool: the error names the file.
+	tool := &StrReplaceFile{ws: workspace{dir: dir}, approval: approveAll{}}
+	r := tool.Call(cancelled, []byte(`{"path": "f.txt", "edit": {"old": "one", "new": "1"}}`))
+	if r.Kind != pluginsdk.KindError || r.Message != "Cannot edit `f.txt`: context canceled" {
+		t.Fatalf("got %+v", r)
+	}
+}
+
+// TestWriteFileReadFailures: a failure to read the old content for the diff
+// is an error naming the file.
+func TestWriteFileReadFailures(t *testing.T) {
+	boom := errors.New("boom")
+	if _, _, err := commonEnds(pluginsdk.DiffSide{R: failReaderAt{boom}, Size: 10}, "0123456789"); !errors.Is(err, boom) {
+		t.Errorf("commonEnds: %v", err)
+	}
+	c := concatReaderAt{pluginsdk.DiffSide{R: strings.NewReader("abc"), Size: 3}, strings.NewReader("def")}
+	buf := make([]byte, 4)
+	if n, err := c.ReadAt(buf, 1); n != 4 || err != nil || string(buf) != "bcde" {
+		t.Errorf("concat ReadAt = %d %v %q", n, err, buf)
+	}
+	if _, err := (concatReaderAt{pluginsdk.DiffSide{R: failReaderAt{boom}, Size: 3}, strings.NewReader("def")}).ReadAt(buf, 0); !errors.Is(err, boom) {
+		t.Errorf("concat ReadAt error: %v", err)
+	}
+	if _, err := pluginsdk.DiffChanges("f", pluginsdk.DiffSide{R: failReaderAt{boom}, Size: 1 << 20}, pluginsdk.DiffSide{R: strings.NewReader("x"), Size: 1},
+		[]pluginsdk.DiffChange{{OldOff: 0, OldEnd: 1 << 20, NewOff: 0, NewEnd: 1}}, false); !errors.Is(err, boom) {
+		t.Errorf("DiffChanges: %v", err)
+	}
+}
+
+type failReaderAt struct{ err error }
+
+func (r failReaderAt) ReadAt([]byte, int64) (int, error) { return 0, r.err }
+
+// approveAll approves every request.
+type approveAll struct{}
+
+func (approveAll) Request(context.Context, string, string, ...pluginsdk.DisplayBlock) (pluginsdk.Decision, error) {
+	return pluginsdk.Decision{Approved: true}, nil
+}
