@@ -132,17 +132,18 @@ func DiffChanges(path string, old, new DiffSide, changes []DiffChange, more bool
 	}
 	var hunks []hunk
 	budget, shownChanges, cut := MaxDiffBytes, 0, 0
-	for gi, g := range groups {
+	for _, g := range groups {
 		if len(hunks) == maxDiffHunks {
 			break
 		}
 		first, last := changes[g[0]], changes[g[1]-1]
+		// The context stops at the neighbouring changes, shown or not.
 		lo, hi := int64(0), old.Size
-		if gi > 0 {
-			lo = changes[groups[gi-1][1]-1].OldEnd
+		if g[0] > 0 {
+			lo = changes[g[0]-1].OldEnd
 		}
-		if gi+1 < len(groups) {
-			hi = changes[groups[gi+1][0]].OldOff
+		if g[1] < len(changes) {
+			hi = changes[g[1]].OldOff
 		}
 		h, err := makeHunk(old, new, first, last, lo, hi)
 		if err != nil {
@@ -267,8 +268,8 @@ func contextStart(r io.ReaderAt, off, lo int64) (int64, bool, error) {
 		return from + int64(i) + 1, false, nil
 	}
 	if from == lo {
-		// The start of the file (or the end of the previous hunk's change).
-		return from, from > 0, nil
+		// The start of the file, or the end of the previous change.
+		return from, from > 0 && !bytes.Equal(mustByteBefore(r, from), []byte("\n")), nil
 	}
 	k := 0
 	for k < len(b) && !utf8.RuneStart(b[k]) {
@@ -303,10 +304,17 @@ func contextEnd(r io.ReaderAt, end, hi int64) (int64, bool, error) {
 		return end + int64(i), false, nil
 	}
 	if to == hi {
-		// The end of the file (or the start of the next hunk's change).
-		return to, false, nil
+		// The end of the file, or the start of the next change.
+		return to, len(b) > 0 && b[len(b)-1] != '\n' && !atEnd(r, to), nil
 	}
 	return end + int64(len(trimPartialRune(b))), true, nil
+}
+
+// atEnd reports whether off is the end of r.
+func atEnd(r io.ReaderAt, off int64) bool {
+	var b [1]byte
+	n, _ := r.ReadAt(b[:], off)
+	return n == 0
 }
 
 // trimPartialRune drops an incomplete character from the end of b.
