@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -74,6 +75,22 @@ func builtinAgentPath() (string, error) {
 		builtinAgents.path = spec.DefaultAgentFile(dir)
 	})
 	return builtinAgents.path, builtinAgents.err
+}
+
+// inBuiltinAgents says whether path is a file of the unpacked tree of
+// built-in agents, which is part of kosong-host and never pinned.
+func inBuiltinAgents(path string) bool {
+	p, err := builtinAgentPath()
+	if err != nil {
+		return false
+	}
+	tree := filepath.Dir(filepath.Dir(p))
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	rel, err := filepath.Rel(tree, abs)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // loadAgentSpec loads the agent spec at path, `extend: default` naming

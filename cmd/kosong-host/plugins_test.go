@@ -121,3 +121,19 @@ turns:
 		t.Fatalf("Agent call result %s\nwant it to contain %q\n%s", got, want, r.stderr)
 	}
 }
+
+// TestPluginsLockBuiltinAgent: the built-in agent is part of the host; a
+// lock of it is refused, so nothing is written into the cache that would
+// pin an older host for every later run.
+func TestPluginsLockBuiltinAgent(t *testing.T) {
+	cache := t.TempDir()
+	r := runHostEnv(t, t.TempDir(), []string{"XDG_CACHE_HOME=" + cache}, "", "plugins", "lock")
+	if r.code != 2 || !strings.Contains(r.stderr, "the built-in agent is part of kosong-host and has no lock file") ||
+		strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Fatalf("lock of the built-in agent: %+v", r)
+	}
+	locks, _ := filepath.Glob(filepath.Join(cache, "kosong-host", "agents-*", "*", "agent.lock.yaml"))
+	if agents, _ := filepath.Glob(filepath.Join(cache, "kosong-host", "agents-*")); len(agents) != 1 || len(locks) != 0 {
+		t.Fatalf("cache: agents %v, lock files %v", agents, locks)
+	}
+}
