@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 
+	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/proc"
 	"github.com/kosong-host/kosong-host/host/sandbox"
 )
@@ -84,12 +85,22 @@ func run(args []string) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(os.Stderr, "error: "+ee.err.Error())
+			fmt.Fprintln(os.Stderr, "error: "+ee.err.Error()+startTimeoutHint(ee.err))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(os.Stderr, "error: "+err.Error())
+	fmt.Fprintln(os.Stderr, "error: "+err.Error()+startTimeoutHint(err))
 	return 2
+}
+
+// startTimeoutHint ends the error of an agent whose plugins did not start
+// in time with the flag that gives them longer.
+func startTimeoutHint(err error) string {
+	var le *agent.LoadError
+	if errors.As(err, &le) && len(le.TimedOut.Plugins) > 0 {
+		return "; a busy machine starts plugins slowly: give them longer with --plugin-start-timeout"
+	}
+	return ""
 }
 
 // exitError carries an exit code; err, if set, is printed as "error: ...".

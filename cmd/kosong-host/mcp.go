@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -29,6 +30,8 @@ func newMCPServeCmd(g *globals) *cobra.Command {
 		allowRemote bool
 		yolo        bool
 		tokenEnv    string
+		idle        time.Duration
+		maxSessions int
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -43,6 +46,11 @@ loopback address (127.0.0.1:PORT, localhost:PORT, [::1]:PORT) unless
 Every HTTP request must carry "Authorization: Bearer TOKEN" (401 otherwise):
 the token is generated at start and printed on stderr, or read from the
 environment variable named by --token-env (at least 16 characters).
+A session with no request for --session-timeout (default 10m; 0: never) is
+closed, and at most --max-sessions (default 100) are open: a new session
+closes the least recently used one with no request in flight (its client
+gets 404 and may initialize again), or is refused with 503 when every
+session has a request in flight.
 
 Approvals the tools ask for are asked of the MCP client through elicitation
 when it supports it (approve, approve for session, reject with feedback);
@@ -75,10 +83,25 @@ asking. Tool failures and rejections are isError results.`,
 					return exitCode(2, err)
 				}
 			}
+			for _, name := range []string{"session-timeout", "max-sessions"} {
+				if httpAddr == "" && cmd.Flags().Changed(name) {
+					return exitCode(2, fmt.Errorf("--%s is for --http: over stdio there is one session", name))
+				}
+			}
+			if idle < 0 {
+				return exitCode(2, fmt.Errorf("invalid --session-timeout %s: use a positive duration, or 0 to keep idle sessions", idle))
+			}
+			if idle == 0 {
+				idle = -1 // mcpserver's "never"
+			}
+			if maxSessions < 1 {
+				return exitCode(2, fmt.Errorf("invalid --max-sessions %d: at least 1", maxSessions))
+			}
 			approvals := mcpserver.NewApprovals(yolo)
 			return g.withAgent(cmd, approvals, func(ctx context.Context, a *agent.Agent) error {
 				srv := mcpserver.New(a.Toolset, approvals, mcpserver.Options{Name: "kosong-host", Version: buildVersion(),
-					Logger: g.logger, Instructions: fmt.Sprintf("The tools of the kosong-host agent %q.", a.Spec.Name)})
+					Logger: g.logger, Instructions: fmt.Sprintf("The tools of the kosong-host agent %q.", a.Spec.Name),
+					SessionTimeout: idle, MaxSessions: maxSessions})
 				if httpAddr == "" {
 					g.logger.Info("serving MCP over stdio", "agent", a.Spec.Name, "tools", len(a.Toolset.Names()))
 					if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil {
@@ -107,6 +130,8 @@ asking. Tool failures and rejections are isError results.`,
 	fl.StringVar(&httpAddr, "http", "", "serve streamable HTTP on ADDR (e.g. 127.0.0.1:8080) instead of stdio")
 	fl.BoolVar(&allowRemote, "allow-remote", false, "allow a non-loopback --http address")
 	fl.BoolVar(&yolo, "yolo", false, "approve every action without asking")
+	fl.DurationVar(&idle, "session-timeout", mcpserver.DefaultSessionTimeout, "with --http, close a session that had no request for this long (0: never)")
+	fl.IntVar(&maxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "with --http, the most sessions open at once: a new one closes the least recently used idle session")
 	fl.StringVar(&tokenEnv, "token-env", "", "with --http, read the bearer token clients must send from the environment variable VAR (default: a generated token, printed on stderr)")
 	return cmd
 }

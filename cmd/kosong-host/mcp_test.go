@@ -328,6 +328,11 @@ func TestMCPServeErrors(t *testing.T) {
 		{"token variable not set", nil, []string{"--http", "127.0.0.1:0", "--token-env", "KOSONG_TEST_NO_SUCH_TOKEN"}, "--token-env KOSONG_TEST_NO_SUCH_TOKEN: the variable is not set or empty"},
 		{"token too short", nil, []string{"--http", "127.0.0.1:0", "--token-env", "KOSONG_TEST_SHORT_TOKEN"}, "--token-env KOSONG_TEST_SHORT_TOKEN: the bearer token is 5 characters long, shorter than 16"},
 		{"token over stdio", nil, []string{"--token-env", "KOSONG_TEST_SHORT_TOKEN"}, "--token-env is for --http: over stdio there is no token"},
+		{"session timeout over stdio", nil, []string{"--session-timeout", "1m"}, "--session-timeout is for --http: over stdio there is one session"},
+		{"max sessions over stdio", nil, []string{"--max-sessions", "5"}, "--max-sessions is for --http: over stdio there is one session"},
+		{"negative session timeout", nil, []string{"--http", "127.0.0.1:0", "--session-timeout", "-1s"}, "invalid --session-timeout -1s: use a positive duration, or 0 to keep idle sessions"},
+		{"no sessions", nil, []string{"--http", "127.0.0.1:0", "--max-sessions", "0"}, "invalid --max-sessions 0: at least 1"},
+		{"session timeout not a duration", nil, []string{"--http", "127.0.0.1:0", "--session-timeout", "soon"}, `invalid argument "soon" for "--session-timeout" flag`},
 		{"bad config file", map[string]string{"bad.json": `{"mcpServers": [`}, []string{"--mcp-config-file", "bad.json"}, "Invalid JSON in MCP config file: "},
 		{"server defined twice", map[string]string{"dup.json": `{"mcpServers": {"test": {"command": "x"}}}`}, []string{"--mcp-config-file", "dup.json"}, `MCP server "test" is also defined at `},
 		{"tool name clash", map[string]string{"clash.json": fmt.Sprintf(`{"mcpServers": {"other": {"command": %q, "prefix": false, "enabled_tools": ["echo"]}, "more": {"command": %q, "prefix": false, "enabled_tools": ["echo"]}}}`, server, server)},
@@ -454,5 +459,44 @@ turns:
 	}
 	if len(progress) < 2 {
 		t.Fatalf("progress events %v\n%s", progress, r.stdout)
+	}
+}
+
+// TestMCPServeHTTPMaxSessions: with --max-sessions 1 a second session
+// closes the first, whose next request gets 404.
+func TestMCPServeHTTPMaxSessions(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"agent.yaml": echoAgent, "s.md": "hi"})
+	const token = "a-token-chosen-by-the-user"
+	url, _ := serveMCPHTTP(t, dir, []string{"KOSONG_TEST_MCP_TOKEN=" + token}, "--token-env", "KOSONG_TEST_MCP_TOKEN",
+		"--max-sessions", "1", "--session-timeout", "1h")
+	send := func(session, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Mcp-Session-Id")
+	}
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
+	const ping = `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	c1, first := send("", initialize)
+	c2, second := send("", initialize)
+	if first == "" || second == "" {
+		t.Fatalf("sessions %q (%d) and %q (%d)", first, c1, second, c2)
+	}
+	if code, _ := send(first, ping); code != http.StatusNotFound {
+		t.Errorf("the first session answered %d, want 404", code)
+	}
+	if code, _ := send(second, ping); code != http.StatusOK {
+		t.Errorf("the second session answered %d, want 200", code)
 	}
 }

@@ -196,12 +196,23 @@ func (a *Agent) Close() {
 	wg.Wait()
 }
 
-// LoadError lists every tool that could not be loaded.
+// LoadError lists every tool that could not be loaded, and the plugins
+// that did not start within the start timeout.
 type LoadError struct {
 	Failures []string
+	TimedOut plugin.StartTimeouts
 }
 
-func (e *LoadError) Error() string { return "Invalid tools: [" + strings.Join(e.Failures, "; ") + "]" }
+func (e *LoadError) Error() string {
+	var parts []string
+	if len(e.Failures) > 0 {
+		parts = append(parts, "Invalid tools: ["+strings.Join(e.Failures, "; ")+"]")
+	}
+	if len(e.TimedOut.Plugins) > 0 {
+		parts = append(parts, e.TimedOut.String())
+	}
+	return strings.Join(parts, "; ")
+}
 
 // Load reads the spec at path and loads its tools.
 func Load(ctx context.Context, path string, opts Options) (*Agent, error) {
@@ -251,9 +262,9 @@ func LoadSpec(ctx context.Context, s *spec.Spec, opts Options) (*Agent, error) {
 			Reason: st.Reason, Capabilities: st.Capabilities, Source: st.Source, Builtin: builtin[st.Plugin]})
 	}
 	failures = append(failures, a.addMCP(waitMCP(), opts.Logger)...)
-	if len(failures) > 0 {
+	if len(failures) > 0 || len(loaded.TimedOut.Plugins) > 0 {
 		a.Close()
-		return nil, &LoadError{Failures: failures}
+		return nil, &LoadError{Failures: failures, TimedOut: loaded.TimedOut}
 	}
 	a.MCP.Late(func(l *mcpclient.Loaded) { a.addLateMCP(l, opts.Logger) })
 	var names []string

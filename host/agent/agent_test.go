@@ -193,7 +193,13 @@ func TestLoadErrors(t *testing.T) {
 		{"stdout before Serve", []string{fmt.Sprintf("%q", noisy)}, nil, []string{"is not a kosong plugin: it printed \"hello from a plugin that talks too much\" instead of the plugin handshake"}},
 		{"protocol version mismatch", []string{fmt.Sprintf("%q", badproto)}, nil, []string{"protocol version mismatch"}},
 		{"start timeout", []string{fmt.Sprintf("%q", hang)}, func(o *agent.Options) { o.StartTimeout = time.Second },
-			[]string{"did not complete the plugin handshake within 1s"}},
+			[]string{"plugin hang did not start within 1s"}},
+		{"start timeouts in one part, other failures in another", []string{`"/bin/true"`, fmt.Sprintf("%q", hang), fmt.Sprintf("%q", filepath.Join(filepath.Dir(hang), "hang2"))},
+			func(o *agent.Options) {
+				o.StartTimeout = time.Second
+				copyFile(t, hang, filepath.Join(filepath.Dir(hang), "hang2"))
+			},
+			[]string{"Invalid tools: [plugin true: ", "]; 2 plugins did not start within 1s (hang, hang2)"}},
 		{"sha256 mismatch", []string{fmt.Sprintf("{plugin: %q, sha256: %s}", echo, wrongSum)}, nil, []string{"sha256 mismatch", sum}},
 		{"tool the plugin does not offer", []string{fmt.Sprintf("%q", echo+":Nope")}, nil, []string{"plugin echo has no tool Nope; it offers Echo"}},
 		{"constructor error", []string{fmt.Sprintf("%q", cc+":Broken")}, nil, []string{"capcheck:Broken (database is unreachable)"}},

@@ -168,8 +168,8 @@ func (a *Agent) Reload(ctx context.Context, ro ReloadOptions) (*Reloaded, error)
 		loaded.Close()
 		return nil, err
 	}
-	if len(failures) > 0 {
-		return refuse(&LoadError{Failures: failures})
+	if len(failures) > 0 || len(loaded.TimedOut.Plugins) > 0 {
+		return refuse(&LoadError{Failures: failures, TimedOut: loaded.TimedOut})
 	}
 
 	// The toolset it would give: the tools that stay plus the new ones,

@@ -10,14 +10,20 @@ import (
 	"github.com/kosong-host/kosong-host/providers"
 )
 
-// Compaction, as in Kimi CLI: when the context reaches CompactRatio of the
-// model's context window, or comes within CompactReserve tokens of it, the
-// history but its last CompactKeep user and assistant messages is
-// summarised by the model and replaced by the summary.
+// Compaction, as in Kimi CLI scaled to the window: the history but its
+// last CompactKeep user and assistant messages is summarised by the model
+// and replaced by the summary when the context reaches CompactRatio of the
+// model's context window, or comes within its reserve of it. Kimi reserves
+// CompactReserve tokens of its own CompactReserveWindow-token window; a
+// smaller window reserves the same share of itself (50,000 of 262,144, about
+// 19 %), so an 8k or 32k window compacts at about 81 % full, not before
+// every turn; a window of CompactReserveWindow tokens or more reserves
+// CompactReserve tokens, as Kimi does.
 const (
-	CompactRatio   = 0.85
-	CompactReserve = 50_000
-	CompactKeep    = 2
+	CompactRatio         = 0.85
+	CompactReserve       = 50_000
+	CompactReserveWindow = 262_144
+	CompactKeep          = 2
 )
 
 const compactSystem = "You summarise a conversation between a user and an AI agent working with tools, " +
@@ -30,13 +36,32 @@ const compactRequest = "Summarise the conversation so far for yourself, to conti
 // SummaryPrefix starts the user message that replaces a compacted history.
 const SummaryPrefix = "<system>The earlier part of this conversation was compacted. Summary:</system>\n"
 
+// compactReserve is the number of tokens kept free at the end of a window
+// of size: CompactReserve, or its share of CompactReserveWindow in a
+// smaller window.
+func compactReserve(size int64) int64 {
+	if size >= CompactReserveWindow {
+		return CompactReserve
+	}
+	return size * CompactReserve / CompactReserveWindow
+}
+
+// compactThreshold is the context size at which a window of size compacts
+// (0: unknown window, never).
+func compactThreshold(size int64) int64 {
+	if size <= 0 {
+		return 0
+	}
+	return min(int64(CompactRatio*float64(size)), size-compactReserve(size))
+}
+
 // needsCompaction reports whether a context of tokens needs compacting in a
 // window of size (0: unknown, never).
 func needsCompaction(tokens, size int64) bool {
 	if size <= 0 || tokens <= 0 {
 		return false
 	}
-	return float64(tokens) >= CompactRatio*float64(size) || tokens+CompactReserve >= size
+	return tokens >= compactThreshold(size)
 }
 
 // compactionCut is the index from which history is kept: the last

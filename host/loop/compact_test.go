@@ -12,20 +12,54 @@ import (
 
 func TestNeedsCompaction(t *testing.T) {
 	tests := []struct {
+		name         string
 		tokens, size int64
 		want         bool
 	}{
-		{0, 1000, false},
-		{900, 0, false},             // unknown window: never
-		{849_999, 1_000_000, false}, // below 85 %, far from the end
-		{850_000, 1_000_000, true},  // 85 %
-		{10, 40_000, true},          // a window smaller than the reserve
-		{100_000, 200_000, false},   // half, and 100k from the end
-		{150_001, 200_000, true},    // within 50k of the end
+		{"empty context", 0, 1000, false},
+		{"unknown window: never", 900, 0, false},
+
+		// 8k: reserve 1,562 (50,000 of 262,144 scaled), threshold 6,630 (81 %).
+		{"8k, one short message", 10, 8_192, false},
+		{"8k, half full", 4_096, 8_192, false},
+		{"8k, just under the threshold", 6_629, 8_192, false},
+		{"8k, at the threshold", 6_630, 8_192, true},
+		{"8k, full", 8_192, 8_192, true},
+
+		// 32k: reserve 6,250, threshold 26,518.
+		{"32k, half full", 16_384, 32_768, false},
+		{"32k, just under the threshold", 26_517, 32_768, false},
+		{"32k, at the threshold", 26_518, 32_768, true},
+
+		// 128k: reserve 25,000, threshold 106,072.
+		{"128k, 78k (within 50,000 of the end, not of its reserve)", 78_000, 131_072, false},
+		{"128k, just under the threshold", 106_071, 131_072, false},
+		{"128k, at the threshold", 106_072, 131_072, true},
+
+		// Kimi's own window: reserve 50,000, threshold 212,144, as in Kimi.
+		{"256k, just under the threshold", 212_143, 262_144, false},
+		{"256k, at the threshold", 212_144, 262_144, true},
+
+		// 1M: reserve 50,000 (950,000), 85 % comes first.
+		{"1M, just under 85 %", 849_999, 1_000_000, false},
+		{"1M, at 85 %", 850_000, 1_000_000, true},
 	}
 	for _, tt := range tests {
-		if got := needsCompaction(tt.tokens, tt.size); got != tt.want {
-			t.Errorf("needsCompaction(%d, %d) = %v", tt.tokens, tt.size, got)
+		t.Run(tt.name, func(t *testing.T) {
+			if got := needsCompaction(tt.tokens, tt.size); got != tt.want {
+				t.Errorf("needsCompaction(%d, %d) = %v, want %v (threshold %d)", tt.tokens, tt.size, got, tt.want, compactThreshold(tt.size))
+			}
+		})
+	}
+}
+
+// TestCompactThresholdIsNearlyFull: every window compacts only when at least
+// 80 % full and leaves at least 15 % of it free.
+func TestCompactThresholdIsNearlyFull(t *testing.T) {
+	for _, size := range []int64{1_000, 4_096, 8_192, 16_384, 32_768, 65_536, 131_072, 200_000, 262_144, 1_000_000, 2_000_000} {
+		th := compactThreshold(size)
+		if share := float64(th) / float64(size); share < 0.80 || share > 0.85 {
+			t.Errorf("window %d compacts at %d tokens (%.1f %%), want 80-85 %%", size, th, 100*share)
 		}
 	}
 }

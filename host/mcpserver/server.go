@@ -43,6 +43,13 @@ type Options struct {
 	// Instructions are sent to clients at initialization.
 	Instructions string
 	Logger       hclog.Logger
+	// SessionTimeout closes an HTTP session that had no request for that
+	// long (0: DefaultSessionTimeout; negative: never).
+	SessionTimeout time.Duration
+	// MaxSessions bounds the open HTTP sessions (0: DefaultMaxSessions): a
+	// new one closes the least recently used idle session, or is refused
+	// with 503 when every session has a request in flight.
+	MaxSessions int
 }
 
 // Server serves a toolset over MCP.
@@ -51,6 +58,7 @@ type Server struct {
 	approvals *Approvals
 	mcp       *mcp.Server
 	logger    hclog.Logger
+	opts      Options
 	seq       atomic.Int64
 	served    map[string]string // name -> description and schema; sync's own
 }
@@ -79,7 +87,7 @@ func New(ts *toolset.Toolset, approvals *Approvals, opts Options) *Server {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	s := &Server{ts: ts, approvals: approvals, logger: opts.Logger}
+	s := &Server{ts: ts, approvals: approvals, logger: opts.Logger, opts: opts}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
 		Instructions:              opts.Instructions,
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
@@ -160,7 +168,19 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 // protection and cross-origin protection. A request without the token, or
 // with another, gets 401 Unauthorized; an empty token lets no request in.
 func (s *Server) Handler(token string) http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, nil)
+	timeout := s.opts.SessionTimeout
+	switch {
+	case timeout == 0:
+		timeout = DefaultSessionTimeout
+	case timeout < 0:
+		timeout = 0 // the go-sdk's "never"
+	}
+	maxSessions := s.opts.MaxSessions
+	if maxSessions <= 0 {
+		maxSessions = DefaultMaxSessions
+	}
+	h := newSessionLimit(s.mcp, maxSessions, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{SessionTimeout: timeout}))
 	verify := func(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
 		if token == "" || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
 			return nil, auth.ErrInvalidToken

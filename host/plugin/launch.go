@@ -115,6 +115,32 @@ type Error struct {
 func (e *Error) Error() string { return fmt.Sprintf("plugin %s: %s", e.Plugin, e.Reason) }
 func (e *Error) Unwrap() error { return e.Err }
 
+// ErrStartTimeout is the cause (errors.Is) of an *Error for a plugin that
+// did not complete its handshake, or did not describe its tools, within the
+// start timeout.
+var ErrStartTimeout = errors.New("the plugin did not start within the start timeout")
+
+// StartTimeouts are the plugins that did not start within the start timeout
+// After (ErrStartTimeout), named in one line: on a busy machine every
+// plugin of an agent may miss it.
+type StartTimeouts struct {
+	Plugins []string
+	After   time.Duration
+}
+
+func (t StartTimeouts) String() string {
+	if len(t.Plugins) == 1 {
+		return fmt.Sprintf("plugin %s did not start within %s", t.Plugins[0], t.After)
+	}
+	return fmt.Sprintf("%d plugins did not start within %s (%s)", len(t.Plugins), t.After, strings.Join(t.Plugins, ", "))
+}
+
+// add records the timeout of plugin after.
+func (t *StartTimeouts) add(plugin string, after time.Duration) {
+	t.Plugins = append(t.Plugins, plugin)
+	t.After = max(t.After, after)
+}
+
 // Launch starts the binary, completes the handshake and asks it to Describe
 // its tools.
 func Launch(ctx context.Context, cfg Config) (*Process, error) {
@@ -209,7 +235,11 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 			}
 			proc.KillTagged(tag)
 		})
-		return nil, fail(err, "%s", startFailure(cfg, err, st, exited))
+		reason := startFailure(cfg, err, st, exited)
+		if isStartTimeout(err) {
+			err = fmt.Errorf("%w: %w", ErrStartTimeout, err)
+		}
+		return nil, fail(err, "%s", reason)
 	}
 	if v := client.NegotiatedVersion(); v != pluginrpc.ProtocolVersion {
 		p.Kill()
@@ -236,6 +266,9 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	desc, err := rc.Describe(dctx)
 	if err != nil {
 		p.Kill()
+		if ctx.Err() == nil && dctx.Err() != nil {
+			return nil, fail(fmt.Errorf("%w: %w", ErrStartTimeout, err), "%s did not describe its tools within %s", cfg.Path, cfg.StartTimeout)
+		}
 		return nil, fail(err, "describe: %v%s", err, st.Suffix())
 	}
 	p.Tools = desc.Tools
@@ -275,6 +308,12 @@ func waitExited(client *goplugin.Client) {
 	}
 }
 
+// isStartTimeout reports whether go-plugin's start error says the
+// handshake did not come within the start timeout.
+func isStartTimeout(err error) bool {
+	return strings.Contains(strings.ToLower(err.Error()), "timeout while waiting for plugin to start")
+}
+
 // startFailure explains a failed handshake in one line. A program that
 // exits before the handshake is a kosong plugin that failed when its
 // stderr has the failure line of pluginrpc.FailureLine (pluginsdk.Serve
@@ -285,7 +324,7 @@ func startFailure(cfg Config, err error, st *proc.Tail, exited bool) string {
 	switch {
 	case strings.Contains(lower, "incompatible api version"):
 		return fmt.Sprintf("protocol version mismatch: %s", msg)
-	case strings.Contains(lower, "timeout while waiting for plugin to start"):
+	case isStartTimeout(err):
 		return fmt.Sprintf("%s did not complete the plugin handshake within %s", cfg.Path, cfg.StartTimeout)
 	case exitedBeforeHandshake(err):
 		if failure, ok := pluginrpc.FindFailure(st.String()); ok {

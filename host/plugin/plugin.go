@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -92,11 +93,13 @@ type Status struct {
 }
 
 // Loaded are the plugins of an agent that started and loaded, the status of
-// their tools (in spec order) and every failure, one line each.
+// their tools (in spec order) and every failure, one line each, but the
+// plugins that did not start within the start timeout: those are TimedOut.
 type Loaded struct {
 	Plugins  []*Plugin
 	Status   []Status
 	Failures []string
+	TimedOut StartTimeouts
 }
 
 // Close stops every plugin, in parallel.
@@ -132,8 +135,17 @@ func Load(ctx context.Context, specs []Spec, opts Options) *Loaded {
 	}
 	wg.Wait()
 	l := &Loaded{}
-	for _, err := range errs {
-		if err != nil {
+	for i, err := range errs {
+		var le *Error
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrStartTimeout) && errors.As(err, &le):
+			after := specs[i].launchConfig().StartTimeout
+			if after <= 0 {
+				after = DefaultStartTimeout
+			}
+			l.TimedOut.add(le.Plugin, after)
+		default:
 			l.Failures = append(l.Failures, err.Error())
 		}
 	}

@@ -322,12 +322,12 @@ func (c *NetworkConn) Done() <-chan struct{} { return c.sess.CloseChan() }
 // Failure says why the connection ended, when TLS said so: the server
 // refusing this host's certificate, for one. Else "".
 func (c *NetworkConn) Failure() string {
+	if alert := c.raw.tlsAlert(); alert != nil {
+		return fmt.Sprintf("the server refused this host's certificate (tls.cert is not signed by a CA it trusts): %v", alert)
+	}
 	err := c.raw.err()
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 		return ""
-	}
-	if isRemoteTLSError(err) {
-		return fmt.Sprintf("the server refused this host's certificate (tls.cert is not signed by a CA it trusts): %v", err)
 	}
 	return err.Error()
 }
@@ -351,24 +351,75 @@ func (c *NetworkConn) Close() {
 	}
 }
 
-// recordingConn remembers the first read error of the TLS connection: a
-// TLS alert from the peer, say.
+// recordingConn remembers the first read error of the TLS connection, and
+// a TLS alert from the peer (the server refusing this host's certificate,
+// say) however it shows up: TLS 1.3 completes the client's handshake before
+// the server checks its certificate, so the refusal may first show as a
+// failed write (the server has closed: "broken pipe") while the alert waits
+// unread; closing after a failed write reads it first.
 type recordingConn struct {
 	net.Conn
-	mu    sync.Mutex
-	first error
+	mu       sync.Mutex
+	first    error
+	alert    error
+	writeErr bool
 }
 
 func (c *recordingConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if err != nil {
+		c.record(err)
+	}
+	return n, err
+}
+
+func (c *recordingConn) record(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.first == nil {
+		c.first = err
+	}
+	if c.alert == nil && isRemoteTLSError(err) {
+		c.alert = err
+	}
+}
+
+func (c *recordingConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if err != nil {
 		c.mu.Lock()
-		if c.first == nil {
-			c.first = err
-		}
+		c.writeErr = true
 		c.mu.Unlock()
 	}
 	return n, err
+}
+
+// alertWait bounds the read for an alert after a failed write.
+const alertWait = time.Second
+
+// Close reads what the peer sent before closing when a write failed and no
+// alert was read: the peer's alert, if it sent one, is the cause.
+func (c *recordingConn) Close() error {
+	c.mu.Lock()
+	drain := c.writeErr && c.alert == nil
+	c.mu.Unlock()
+	if drain {
+		_ = c.Conn.SetReadDeadline(time.Now().Add(alertWait))
+		buf := make([]byte, 512)
+		for {
+			if _, err := c.Read(buf); err != nil {
+				break
+			}
+		}
+	}
+	return c.Conn.Close()
+}
+
+// tlsAlert is the peer's TLS alert, if one was read.
+func (c *recordingConn) tlsAlert() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.alert
 }
 
 func (c *recordingConn) err() error {

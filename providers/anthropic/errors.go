@@ -47,7 +47,8 @@ func (p *Provider) classify(ctx context.Context, err error) error {
 		if msg == "" {
 			msg = truncate(apiErr.RawJSON())
 		}
-		typ := string(apiErr.Type())
+		msg = oneLine(msg)
+		typ := oneLine(string(apiErr.Type()))
 		if apiErr.StatusCode >= 400 {
 			if msg == "" {
 				msg = http.StatusText(apiErr.StatusCode)
@@ -74,6 +75,12 @@ func (p *Provider) classify(ctx context.Context, err error) error {
 	}
 	// Transport failures: refused connections, resets, a body cut short.
 	return p.newError(providers.ErrConnection, 0, err)
+}
+
+// oneLine joins the lines of a server's text with spaces: an error is one
+// line, whatever the server sent.
+func oneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), " ")
 }
 
 func truncate(s string) string {

@@ -1,7 +1,8 @@
 // Command unaryonly is a test plugin as built before the Calls stream
 // existed: its Plugin service answers Describe, Load and the unary Call,
 // and Calls with Unimplemented. It serves Echo (the text back) and Wait
-// (until its call is cancelled).
+// (until its call is cancelled). Run with the argument slow-describe, it
+// completes the handshake and never answers Describe.
 package main
 
 import (
@@ -23,7 +24,11 @@ type server struct {
 
 const schema = `{"type":"object","properties":{"text":{"type":"string"}}}`
 
-func (server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
+func (server) Describe(ctx context.Context, _ *pluginv1.DescribeRequest) (*pluginv1.DescribeResponse, error) {
+	if len(os.Args) > 1 && os.Args[1] == "slow-describe" {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
 	return &pluginv1.DescribeResponse{Tools: []*pluginv1.ToolSpec{
 		{Name: "Echo", Description: "Echo the arguments.", ParametersSchema: schema},
 		{Name: "Wait", Description: "Wait until cancelled.", ParametersSchema: schema},
