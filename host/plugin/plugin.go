@@ -185,8 +185,13 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 	}
 	var toLoad []string
 	for _, name := range want {
-		if _, ok := described[name]; !ok {
+		d, ok := described[name]
+		if !ok {
 			out.failures = append(out.failures, fmt.Sprintf("%s:%s (plugin %s has no tool %s; it offers %s)", sp.Name, name, sp.Name, name, strings.Join(all, ", ")))
+			continue
+		}
+		if err := checkSpec(sp.Name, d); err != nil {
+			out.failures = append(out.failures, fmt.Sprintf("%s:%s (%v)", sp.Name, name, err))
 			continue
 		}
 		toLoad = append(toLoad, name)
@@ -230,6 +235,7 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 			return out
 		}
 	}
+	p.stateDir = stateDir
 	p.host = &capability.Host{
 		Plugin:  sp.Name,
 		Decider: opts.Decider,
@@ -318,6 +324,9 @@ type Plugin struct {
 	calls calls
 	// loaded are the tools that loaded at first; a restart must load them again.
 	loaded []string
+	// stateDir is the plugin's state dir in the session ("" = none), where
+	// the full text of a result the host cut is saved.
+	stateDir string
 }
 
 // Name is the plugin's name.
