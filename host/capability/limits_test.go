@@ -82,12 +82,14 @@ func TestApprovalIsBounded(t *testing.T) {
 
 // TestProgressIsCoalesced: within an interval, reports are held, each
 // replacing the one before; the last is passed on when the sink is
-// unregistered, before unregister returns, and nothing after.
+// unregistered, before unregister returns, and nothing after. Every report
+// keeps the call alive at once.
 func TestProgressIsCoalesced(t *testing.T) {
 	sinks := &ProgressSinks{interval: time.Hour}
 	var mu sync.Mutex
 	var got []ProgressReport
-	unregister := sinks.Register("c1", func(r ProgressReport) {
+	alive := 0
+	unregister := sinks.Register("c1", func() { alive++ }, func(r ProgressReport) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, r)
@@ -106,6 +108,9 @@ func TestProgressIsCoalesced(t *testing.T) {
 	if len(got) != 2 || got[0].Progress != 1 || got[1].Progress != 10_000 {
 		t.Fatalf("passed on %d reports: %v", len(got), got)
 	}
+	if alive != 10_000 {
+		t.Fatalf("%d reports restarted the call's timeout, want every one of 10000", alive)
+	}
 	for _, r := range got {
 		if n := utf8.RuneCountInString(r.Message); n != limits.ProgressMessageChars || !strings.HasSuffix(r.Message, limits.TruncatedMarker) {
 			t.Fatalf("a message of %d characters", n)
@@ -119,7 +124,7 @@ func TestProgressIsCoalesced(t *testing.T) {
 func TestProgressHeldReportArrives(t *testing.T) {
 	sinks := &ProgressSinks{interval: 50 * time.Millisecond}
 	arrived := make(chan ProgressReport, 3)
-	unregister := sinks.Register("c1", func(r ProgressReport) { arrived <- r })
+	unregister := sinks.Register("c1", nil, func(r ProgressReport) { arrived <- r })
 	defer unregister()
 	for i := range 3 {
 		sinks.deliver(ProgressReport{ToolCallID: "c1", Progress: float64(i + 1)})

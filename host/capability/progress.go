@@ -30,6 +30,7 @@ type ProgressSinks struct {
 }
 
 type progressSink struct {
+	alive    func()
 	fn       func(ProgressReport)
 	interval time.Duration
 	// send serialises the calls of fn, so reports arrive in order and none
@@ -44,15 +45,15 @@ type progressSink struct {
 }
 
 // Register routes the reports of toolCallID to fn until unregister is
-// called, which first passes on a report still held. fn runs on the
-// capability server's goroutine or a timer's, one report at a time: it must
-// return quickly.
-func (p *ProgressSinks) Register(toolCallID string, fn func(ProgressReport)) (unregister func()) {
+// called, which first passes on a report still held; alive (nil: none) runs
+// at once on every report, held or not. fn runs on the capability server's
+// goroutine or a timer's, one report at a time; both must return quickly.
+func (p *ProgressSinks) Register(toolCallID string, alive func(), fn func(ProgressReport)) (unregister func()) {
 	interval := p.interval
 	if interval <= 0 {
 		interval = limits.ProgressInterval
 	}
-	s := &progressSink{fn: fn, interval: interval}
+	s := &progressSink{alive: alive, fn: fn, interval: interval}
 	p.mu.Lock()
 	if p.sinks == nil {
 		p.sinks = map[string]*progressSink{}
@@ -83,6 +84,9 @@ func (p *ProgressSinks) deliver(r ProgressReport) bool {
 // report passes r on at once when the interval since the last report has
 // ended and none is held; else it holds r until then.
 func (s *progressSink) report(r ProgressReport) {
+	if s.alive != nil {
+		s.alive()
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
