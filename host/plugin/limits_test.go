@@ -165,6 +165,18 @@ func TestFloodDeclarationsAreRefused(t *testing.T) {
 	}
 }
 
+// TestFloodDescribeOverTheMessageLimit: a Describe answer over the message
+// limit fails the plugin's start, naming the plugin and the limit.
+func TestFloodDescribeOverTheMessageLimit(t *testing.T) {
+	ts, l, _ := floodPlugin(t, plugin.Options{}, "both")
+	if len(l.Failures) != 1 || !strings.HasPrefix(l.Failures[0], "plugin flood: describe: ") ||
+		!strings.Contains(l.Failures[0], "received message larger than max (") ||
+		!strings.Contains(l.Failures[0], fmt.Sprintf(" vs. %d)", limits.MessageBytes)) ||
+		len(ts.Names()) != 0 {
+		t.Fatalf("failures %q, tools %v", l.Failures, ts.Names())
+	}
+}
+
 // TestFloodProgressIsBounded: 10,000 progress reports of 10 KB reach the
 // user at most once an interval, each message cut, the last one always.
 func TestFloodProgressIsBounded(t *testing.T) {

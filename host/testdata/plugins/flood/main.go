@@ -4,7 +4,8 @@
 // progress reports (Progress) and ask approval of a request of any size
 // (Approve). Run as `flood schema` it also declares a tool whose parameters
 // schema is 12 MB (Schema); as `flood description`, a tool whose
-// description is 5 MB (Description).
+// description is 5 MB (Description); as `flood both`, both, whose Describe
+// answer is then over the message limit.
 package main
 
 import (
@@ -47,11 +48,11 @@ func (s *server) Describe(context.Context, *pluginv1.DescribeRequest) (*pluginv1
 		{Name: "Progress", Description: "Sends COUNT progress reports of BYTES bytes each.", ParametersSchema: schema, Capabilities: []string{pluginrpc.CapProgress}},
 		{Name: "Approve", Description: "Asks approval of an edit whose old and new texts are BYTES bytes each.", ParametersSchema: schema, Capabilities: []string{pluginrpc.CapApproval}},
 	}
-	switch s.mode {
-	case "schema":
+	if s.mode == "schema" || s.mode == "both" {
 		big := `{"type":"object","description":"` + strings.Repeat("s", 12<<20) + `"}`
 		tools = append(tools, &pluginv1.ToolSpec{Name: "Schema", Description: "A tool with a 12 MB schema.", ParametersSchema: big})
-	case "description":
+	}
+	if s.mode == "description" || s.mode == "both" {
 		tools = append(tools, &pluginv1.ToolSpec{Name: "Description", Description: strings.Repeat("d", 5<<20), ParametersSchema: schema})
 	}
 	return &pluginv1.DescribeResponse{Tools: tools}, nil
