@@ -3,6 +3,7 @@ package pluginrpc
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
@@ -47,9 +48,19 @@ func InProcess(impl Server, logger hclog.Logger) (c *Client, stop func(), err er
 		GRPCDialOptions:  DialOptions(),
 		Logger:           logger,
 	})
+	// The client's Close asks the server to shut down, which ends Serve;
+	// cancelling Serve's context meanwhile would stop the server twice at
+	// once (a race in go-plugin), so that is only the fallback.
 	stop = func() {
-		if cp, err := client.Client(); err == nil {
-			_ = cp.Close()
+		defer cancel()
+		if cp, err := client.Client(); err == nil && cp.Close() == nil {
+			t := time.NewTimer(stopWait)
+			defer t.Stop()
+			select {
+			case <-closed:
+				return
+			case <-t.C:
+			}
 		}
 		cancel()
 		<-closed
@@ -66,6 +77,9 @@ func InProcess(impl Server, logger hclog.Logger) (c *Client, stop func(), err er
 	}
 	return raw.(*Client), stop, nil
 }
+
+// stopWait bounds the wait for an in-process server to shut down when asked.
+const stopWait = 10 * time.Second
 
 // inProcessRunner is the go-plugin runner of a plugin served in this
 // process: it "exits" when the server stops.
