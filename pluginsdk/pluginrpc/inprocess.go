@@ -11,11 +11,11 @@ import (
 	"google.golang.org/grpc"
 )
 
-// InProcess serves impl in this process as Serve serves a plugin binary's
-// (go-plugin's test mode, without TLS) and connects to it as the host
-// connects to a launched plugin: the same gRPC options, so the same
-// message limits, on both ends and on the capability server. stop ends both;
-// call it once. plugintest runs its harness on it.
+// InProcess serves impl in this process, as Serve does in a plugin binary
+// (in go-plugin's test mode, without TLS), and connects to it as the host
+// connects to a launched plugin: the same gRPC options, so the same message
+// limits, on both ends and on the capability server. stop ends both; call
+// it once. plugintest runs its harness on it.
 func InProcess(impl Server, logger hclog.Logger) (c *Client, stop func(), err error) {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
