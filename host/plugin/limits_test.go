@@ -177,6 +177,16 @@ func TestFloodDescribeOverTheMessageLimit(t *testing.T) {
 	}
 }
 
+// TestFloodLoadReasonIsCut: the reason a tool failed to load is one line of
+// an error, cut to limits.BriefChars.
+func TestFloodLoadReasonIsCut(t *testing.T) {
+	_, l, _ := floodPlugin(t, plugin.Options{}, "reason")
+	want := "flood:Approve (" + strings.Repeat("r", limits.BriefChars-len(limits.TruncatedMarker)) + limits.TruncatedMarker + ")"
+	if len(l.Failures) != 1 || l.Failures[0] != want {
+		t.Fatalf("failures of %d bytes", len(strings.Join(l.Failures, "")))
+	}
+}
+
 // TestFloodProgressIsBounded: 10,000 progress reports of 10 KB reach the
 // user at most once an interval, each message cut, the last one always.
 func TestFloodProgressIsBounded(t *testing.T) {

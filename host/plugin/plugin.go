@@ -18,6 +18,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/supervise"
 	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/pluginsdk/limits"
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
 
@@ -269,6 +270,8 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 	}
 	for _, tl := range loads {
 		d := described[tl.Name]
+		// A reason is one line of a status or an error.
+		tl.Reason, _ = limits.Cut(tl.Reason, limits.BriefChars)
 		st := Status{Name: tl.Name, Plugin: sp.Name, Path: first.Path, Capabilities: d.Capabilities, Reason: tl.Reason,
 			Source: sp.source(first.Path)}
 		switch tl.Status {

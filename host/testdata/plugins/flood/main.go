@@ -5,7 +5,8 @@
 // (Approve). Run as `flood schema` it also declares a tool whose parameters
 // schema is 12 MB (Schema); as `flood description`, a tool whose
 // description is 5 MB (Description); as `flood both`, both, whose Describe
-// answer is then over the message limit.
+// answer is then over the message limit; as `flood reason`, Approve fails
+// to load with a 10 MB reason.
 package main
 
 import (
@@ -64,6 +65,10 @@ func (s *server) Load(_ context.Context, req *pluginv1.LoadRequest) (*pluginv1.L
 	s.mu.Unlock()
 	resp := &pluginv1.LoadResponse{}
 	for _, name := range req.GetTools() {
+		if s.mode == "reason" && name == "Approve" {
+			resp.Tools = append(resp.Tools, &pluginv1.ToolLoad{Name: name, Status: pluginv1.ToolLoad_STATUS_FAILED, Reason: strings.Repeat("r", 10<<20)})
+			continue
+		}
 		resp.Tools = append(resp.Tools, &pluginv1.ToolLoad{Name: name, Status: pluginv1.ToolLoad_STATUS_LOADED})
 	}
 	return resp, nil
