@@ -21,7 +21,8 @@ const (
 	ResultChars = 50_000
 	// ResultLineChars caps each line of a result's text output.
 	ResultLineChars = 2_000
-	// BriefChars caps a result's brief, the one line shown to the user.
+	// BriefChars caps a result's brief, the one line shown to the user,
+	// and the reason a plugin gives for a tool it did not load.
 	BriefChars = 1_000
 	// ImageBytes caps each image of a result: its data, or its URL. An
 	// image over it is replaced by a line saying so.
