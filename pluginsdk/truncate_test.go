@@ -152,17 +152,3 @@ func TestCapOutput(t *testing.T) {
 		}
 	})
 }
-
-func TestSafeFileName(t *testing.T) {
-	for in, want := range map[string]string{
-		"call_1":       "call_1",
-		"":             "unknown-call",
-		"..":           "call..",
-		"a/b\\c d":     "a_b_c_d",
-		"tool-01.json": "tool-01.json",
-	} {
-		if got := safeFileName(in); got != want {
-			t.Errorf("safeFileName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

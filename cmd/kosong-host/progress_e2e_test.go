@@ -104,7 +104,9 @@ func TestMCPServeForwardsPluginProgress(t *testing.T) {
 	cs := serveMCP(t, dir, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 		notes <- fmt.Sprintf("%v %v/%v %s", req.Params.ProgressToken, req.Params.Progress, req.Params.Total, req.Params.Message)
 	}})
-	params := &mcp.CallToolParams{Name: "Steps", Arguments: map[string]any{"steps": 3}}
+	// Steps 150 ms apart: the host passes on at most one report a call
+	// every 100 ms (docs/limits.md).
+	params := &mcp.CallToolParams{Name: "Steps", Arguments: map[string]any{"steps": 3, "ms": 150}}
 	params.SetProgressToken("tok")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

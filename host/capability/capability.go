@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/pluginsdk/limits"
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
 
@@ -98,6 +99,7 @@ func (h *Host) RequestApproval(ctx context.Context, req pluginrpc.ApprovalReques
 	for _, d := range req.Display {
 		r.Display = append(r.Display, approval.Display{Kind: d.Kind, Data: d.Data})
 	}
+	r = boundApproval(r)
 	d, err := h.Decider.Decide(ctx, r)
 	if err != nil {
 		return pluginrpc.Decision{}, status.Errorf(codes.Aborted, "approval: %v", err)
@@ -170,4 +172,37 @@ func (h *Host) GetConfig(_ context.Context, tool string) (json.RawMessage, error
 		return nil, status.Error(codes.Internal, fmt.Sprintf("config of %s is not valid JSON", tool))
 	}
 	return raw, nil
+}
+
+// boundApproval applies limits.ApprovalBytes to an approval request: over
+// it, the description is cut to limits.ResultChars characters and the
+// display blocks that do not fit what is left are replaced by one brief
+// block saying so, so that the user knows what is not shown.
+func boundApproval(r approval.Request) approval.Request {
+	size := len(r.Description)
+	for _, d := range r.Display {
+		size += len(d.Kind) + len(d.Data)
+	}
+	if size <= limits.ApprovalBytes {
+		return r
+	}
+	r.Description, _ = limits.Cut(r.Description, limits.ResultChars)
+	budget := limits.ApprovalBytes - len(r.Description)
+	var kept []approval.Display
+	left := 0
+	for _, d := range r.Display {
+		if n := len(d.Kind) + len(d.Data); n <= budget && left == 0 {
+			kept = append(kept, d)
+			budget -= n
+			continue
+		}
+		left += len(d.Kind) + len(d.Data)
+	}
+	if left > 0 {
+		note, _ := json.Marshal(fmt.Sprintf("[%s of details left out: plugin %s asked with more than the %s an approval request may show]",
+			limits.Size(left), r.Plugin, limits.Size(limits.ApprovalBytes)))
+		kept = append(kept, approval.Display{Kind: "brief", Data: note})
+	}
+	r.Display = kept
+	return r
 }

@@ -3,10 +3,12 @@ package capability
 import (
 	"context"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/kosong-host/kosong-host/pluginsdk/limits"
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
 
@@ -15,19 +17,43 @@ import (
 type ProgressReport = pluginrpc.ProgressReport
 
 // ProgressSinks routes the progress reports of a plugin's tool calls to the
-// sink the host's plugin tool registered for each call.
+// sink the host's plugin tool registered for each call, at most one every
+// limits.ProgressInterval a call: a report that comes sooner is held,
+// replacing any report held before it, and passed on when the interval
+// ends or when the call's sink is unregistered, so the last report of a
+// call always arrives, and before the call's result.
 type ProgressSinks struct {
 	mu    sync.Mutex
 	sinks map[string]*progressSink
+	// interval overrides limits.ProgressInterval (tests); 0 keeps it.
+	interval time.Duration
 }
 
-type progressSink struct{ fn func(ProgressReport) }
+type progressSink struct {
+	alive    func()
+	fn       func(ProgressReport)
+	interval time.Duration
+	// send serialises the calls of fn, so reports arrive in order and none
+	// after unregister returns.
+	send sync.Mutex
+
+	mu     sync.Mutex
+	last   time.Time       // when fn was last called
+	held   *ProgressReport // the report waiting for the interval to end
+	timer  *time.Timer     // ends the wait for held
+	closed bool
+}
 
 // Register routes the reports of toolCallID to fn until unregister is
-// called. fn runs on the capability server's goroutine: it must return
-// quickly.
-func (p *ProgressSinks) Register(toolCallID string, fn func(ProgressReport)) (unregister func()) {
-	s := &progressSink{fn: fn}
+// called, which first passes on a report still held; alive (nil: none) runs
+// at once on every report, held or not. fn runs on the capability server's
+// goroutine or a timer's, one report at a time; both must return quickly.
+func (p *ProgressSinks) Register(toolCallID string, alive func(), fn func(ProgressReport)) (unregister func()) {
+	interval := p.interval
+	if interval <= 0 {
+		interval = limits.ProgressInterval
+	}
+	s := &progressSink{alive: alive, fn: fn, interval: interval}
 	p.mu.Lock()
 	if p.sinks == nil {
 		p.sinks = map[string]*progressSink{}
@@ -36,10 +62,11 @@ func (p *ProgressSinks) Register(toolCallID string, fn func(ProgressReport)) (un
 	p.mu.Unlock()
 	return func() {
 		p.mu.Lock()
-		defer p.mu.Unlock()
 		if p.sinks[toolCallID] == s {
 			delete(p.sinks, toolCallID)
 		}
+		p.mu.Unlock()
+		s.close()
 	}
 }
 
@@ -50,8 +77,69 @@ func (p *ProgressSinks) deliver(r ProgressReport) bool {
 	if s == nil {
 		return false
 	}
-	s.fn(r)
+	s.report(r)
 	return true
+}
+
+// report passes r on at once when the interval since the last report has
+// ended and none is held; else it holds r until then.
+func (s *progressSink) report(r ProgressReport) {
+	if s.alive != nil {
+		s.alive()
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	now := time.Now()
+	if s.held == nil && now.Sub(s.last) >= s.interval {
+		s.last = now
+		s.mu.Unlock()
+		s.send.Lock()
+		defer s.send.Unlock()
+		s.fn(r)
+		return
+	}
+	s.held = &r
+	if s.timer == nil {
+		s.timer = time.AfterFunc(s.interval-now.Sub(s.last), s.flush)
+	}
+	s.mu.Unlock()
+}
+
+// flush passes on the held report, if any.
+func (s *progressSink) flush() {
+	s.send.Lock()
+	defer s.send.Unlock()
+	s.mu.Lock()
+	r := s.held
+	s.held, s.timer = nil, nil
+	if r == nil || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.last = time.Now()
+	s.mu.Unlock()
+	s.fn(*r)
+}
+
+// close passes on the held report and stops the sink: reports after close
+// are dropped, and none is passed on once close returns.
+func (s *progressSink) close() {
+	s.send.Lock()
+	defer s.send.Unlock()
+	s.mu.Lock()
+	r := s.held
+	s.held, s.closed = nil, true
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	s.mu.Unlock()
+	if r != nil {
+		s.fn(*r)
+	}
 }
 
 // ReportProgress hands a report to the sink registered for its call.
@@ -67,6 +155,7 @@ func (h *Host) ReportProgress(_ context.Context, r pluginrpc.ProgressReport) err
 		return err
 	}
 	r.ToolName = tool
+	r.Message, _ = limits.Cut(r.Message, limits.ProgressMessageChars)
 	if !h.Progress.deliver(r) {
 		return status.Errorf(codes.FailedPrecondition,
 			"progress reported by plugin %s with no tool call in progress (tool call id %q)", h.Plugin, r.ToolCallID)

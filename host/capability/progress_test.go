@@ -13,7 +13,7 @@ import (
 func TestProgress(t *testing.T) {
 	sinks := &ProgressSinks{}
 	var got []ProgressReport
-	unregister := sinks.Register("c1", func(r ProgressReport) { got = append(got, r) })
+	unregister := sinks.Register("c1", nil, func(r ProgressReport) { got = append(got, r) })
 	mine := calls{"c1": "Index"}
 	declared := map[string][]string{"Index": {pluginrpc.CapProgress}}
 	tests := []struct {
@@ -44,7 +44,7 @@ func TestProgress(t *testing.T) {
 
 	// A later registration for the same id is not removed by the earlier one's unregister.
 	var second int
-	unregisterSecond := sinks.Register("c1", func(ProgressReport) { second++ })
+	unregisterSecond := sinks.Register("c1", nil, func(ProgressReport) { second++ })
 	unregister()
 	if !sinks.deliver(want) || second != 1 {
 		t.Fatal("the second registration was removed")

@@ -19,6 +19,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/supervise"
 	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/pluginsdk/limits"
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
 
@@ -197,8 +198,13 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 	}
 	var toLoad []string
 	for _, name := range want {
-		if _, ok := described[name]; !ok {
+		d, ok := described[name]
+		if !ok {
 			out.failures = append(out.failures, fmt.Sprintf("%s:%s (plugin %s has no tool %s; it offers %s)", sp.Name, name, sp.Name, name, strings.Join(all, ", ")))
+			continue
+		}
+		if err := checkSpec(sp.Name, d); err != nil {
+			out.failures = append(out.failures, fmt.Sprintf("%s:%s (%v)", sp.Name, name, err))
 			continue
 		}
 		toLoad = append(toLoad, name)
@@ -242,6 +248,7 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 			return out
 		}
 	}
+	p.stateDir = stateDir
 	p.host = &capability.Host{
 		Plugin:  sp.Name,
 		Decider: opts.Decider,
@@ -275,6 +282,8 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 	}
 	for _, tl := range loads {
 		d := described[tl.Name]
+		// A reason is one line of a status or an error.
+		tl.Reason, _ = limits.Cut(tl.Reason, limits.BriefChars)
 		st := Status{Name: tl.Name, Plugin: sp.Name, Path: first.Path, Capabilities: d.Capabilities, Reason: tl.Reason,
 			Source: sp.source(first.Path)}
 		switch tl.Status {
@@ -330,6 +339,9 @@ type Plugin struct {
 	calls calls
 	// loaded are the tools that loaded at first; a restart must load them again.
 	loaded []string
+	// stateDir is the plugin's state dir in the session ("" = none), where
+	// the full text of a result the host cut is saved.
+	stateDir string
 }
 
 // Name is the plugin's name.

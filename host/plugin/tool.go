@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/pluginsdk/limits"
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 	"github.com/kosong-host/kosong-host/providers"
 )
@@ -49,7 +50,7 @@ func (t *tool) Call(ctx context.Context, id string, args json.RawMessage) toolse
 		}
 		return toolset.RuntimeError(callError(ctx, cur, err))
 	}
-	return toolResult(res)
+	return toolResult(boundResult(res, t.plugin.name, id, t.plugin.stateDir))
 }
 
 // exitWait bounds the wait for go-plugin to see a plugin's exit, after which
@@ -61,7 +62,8 @@ func callError(ctx context.Context, p *Process, err error) error {
 	case ctx.Err() != nil:
 		return fmt.Errorf("the call was cancelled: %w", context.Cause(ctx))
 	case status.Code(err) == codes.ResourceExhausted:
-		return fmt.Errorf("plugin %s: the message exceeds the size limit: %s", p.Name, status.Convert(err).Message())
+		return fmt.Errorf("plugin %s: the message exceeds the size limit of %s for one message between host and plugin: %s",
+			p.Name, limits.Size(pluginrpc.MaxMessageBytes), status.Convert(err).Message())
 	case p.Exited() || status.Code(err) == codes.Unavailable:
 		if err := remoteLost(p); err != nil {
 			return err

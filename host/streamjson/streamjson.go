@@ -9,12 +9,17 @@
 package streamjson
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"reflect"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/pluginsdk/limits"
 	"github.com/kosong-host/kosong-host/providers"
 )
 
@@ -231,23 +236,117 @@ func callRefs(calls []providers.ToolCall) []CallRef {
 	return refs
 }
 
-// Writer writes events, one JSON object a line; it is safe for concurrent
-// use.
+// Writer writes events, one JSON object a line, each line at most
+// limits.StreamJSONLineBytes (see bound); it is safe for concurrent use.
 type Writer struct {
 	mu  sync.Mutex
+	out io.Writer
+	buf bytes.Buffer
 	enc *json.Encoder
 }
 
 // NewWriter returns a Writer writing to out.
 func NewWriter(out io.Writer) *Writer {
-	enc := json.NewEncoder(out)
+	w := &Writer{out: out}
+	w.enc = newEncoder(&w.buf)
+	return w
+}
+
+func newEncoder(b *bytes.Buffer) *json.Encoder {
+	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
-	return &Writer{enc: enc}
+	return enc
 }
 
 // Write writes one event.
 func (w *Writer) Write(v any) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.enc.Encode(v)
+	w.buf.Reset()
+	if err := w.enc.Encode(v); err != nil {
+		return err
+	}
+	if w.buf.Len() > limits.StreamJSONLineBytes {
+		line := bound(v, w.buf.Len())
+		w.buf.Reset()
+		w.buf.Write(line)
+	}
+	_, err := w.out.Write(w.buf.Bytes())
+	return err
+}
+
+// bound returns the line of an event whose line, of size bytes, is over
+// limits.StreamJSONLineBytes: its longest string fields cut, marked
+// limits.TruncatedMarker, until it fits. An event that still does not fit
+// (its bulk is not in its own strings) becomes an error event saying so.
+func bound(v any, size int) []byte {
+	var b bytes.Buffer
+	enc := newEncoder(&b)
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Struct {
+		ev := reflect.New(rv.Type()).Elem()
+		ev.Set(rv)
+		for range 8 {
+			f, ok := longestString(ev)
+			if !ok {
+				break
+			}
+			s := f.String()
+			// Escaping may make the encoded field longer than the string:
+			// cut in proportion, with room for the marker.
+			quoted, _ := json.Marshal(s)
+			keep := int(float64(len(s)) * float64(len(quoted)-(size-limits.StreamJSONLineBytes)) / float64(len(quoted)))
+			keep -= len(limits.TruncatedMarker) + 64
+			if keep >= len(s) {
+				keep = len(s) - 1
+			}
+			f.SetString(cutBytes(s, max(keep, 0)) + limits.TruncatedMarker)
+			b.Reset()
+			if enc.Encode(ev.Interface()) != nil {
+				break
+			}
+			if size = b.Len(); size <= limits.StreamJSONLineBytes {
+				return b.Bytes()
+			}
+		}
+	}
+	b.Reset()
+	_ = enc.Encode(ErrorEvent{Type: "error", Error: fmt.Sprintf("a %s event of %s was left out: it is over the stream-json line limit of %s",
+		eventType(v), limits.Size(size), limits.Size(limits.StreamJSONLineBytes))})
+	return b.Bytes()
+}
+
+// longestString is the longest string field of the struct ev, if any is
+// longer than the marker.
+func longestString(ev reflect.Value) (reflect.Value, bool) {
+	var best reflect.Value
+	for i := range ev.NumField() {
+		f := ev.Field(i)
+		if f.Kind() == reflect.String && f.CanSet() && ev.Type().Field(i).Name != "Type" &&
+			f.Len() > len(limits.TruncatedMarker) && (!best.IsValid() || f.Len() > best.Len()) {
+			best = f
+		}
+	}
+	return best, best.IsValid()
+}
+
+// eventType is the "type" of an event struct ("" when it has none).
+func eventType(v any) string {
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Struct {
+		if f := rv.FieldByName("Type"); f.IsValid() && f.Kind() == reflect.String {
+			return f.String()
+		}
+	}
+	return ""
+}
+
+// cutBytes returns the longest prefix of s of at most n bytes that does not
+// split a character.
+func cutBytes(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -1,6 +1,10 @@
 package pluginrpc
 
-import plugin "github.com/hashicorp/go-plugin"
+import (
+	plugin "github.com/hashicorp/go-plugin"
+
+	"github.com/kosong-host/kosong-host/pluginsdk/limits"
+)
 
 // ProtocolVersion is the wire protocol version this package speaks
 // (protobuf package kosong.plugin.v1).
@@ -17,8 +21,12 @@ var Handshake = plugin.HandshakeConfig{
 	MagicCookieValue: "7c1e0f0a-kosong-host-tool-plugin",
 }
 
-// MaxMessageBytes caps every gRPC message between host and plugin.
-const MaxMessageBytes = 16 << 20
+// MaxMessageBytes caps every gRPC message between host and plugin, both
+// ways, on every connection (limits.MessageBytes): ServerOptions and
+// DialOptions carry it, for a launched plugin's Plugin service, the host's
+// capability server on go-plugin's broker and the plugin's connection to it,
+// and a remote tool server's connection.
+const MaxMessageBytes = limits.MessageBytes
 
 // The environment variables the host sets for a plugin.
 const (

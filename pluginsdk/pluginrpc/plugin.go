@@ -65,12 +65,14 @@ func (p *Plugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
 }
 
 // GRPCClient returns a *Client whose capability server is served on the
-// broker; ctx is go-plugin's, which ends when the plugin process exits.
+// broker, with the message limits of every other connection (go-plugin's
+// options alone leave gRPC's 4 MB default); ctx is go-plugin's, which ends
+// when the plugin process exits.
 func (p *Plugin) GRPCClient(ctx context.Context, broker *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
 	serve := func(h HostServer) uint32 {
 		id := broker.NextId()
 		go broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
-			s := grpc.NewServer(opts...)
+			s := grpc.NewServer(append(opts, ServerOptions()...)...)
 			RegisterHost(s, h)
 			return s
 		})
@@ -109,7 +111,7 @@ func (s *grpcServer) Load(ctx context.Context, req *pluginv1.LoadRequest) (*plug
 		if s.broker == nil {
 			return nil, errors.New("no broker")
 		}
-		return s.broker.Dial(id)
+		return s.broker.DialWithOptions(id, DialOptions()...)
 	})
 }
 

@@ -30,7 +30,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	plugin "github.com/hashicorp/go-plugin"
 
 	"google.golang.org/grpc/status"
 
@@ -228,15 +227,14 @@ func Load(t testing.TB, opts Options, defs ...pluginsdk.Definition) (*Harness, [
 	if err != nil {
 		t.Fatalf("plugintest: %v", err)
 	}
-	client, _ := plugin.TestPluginGRPCConn(t, false, map[string]plugin.Plugin{
-		pluginrpc.PluginName: &pluginrpc.Plugin{Impl: srv, Logger: opts.Logger},
-	})
-	t.Cleanup(func() { _ = client.Close() })
-	raw, err := client.Dispense(pluginrpc.PluginName)
+	// Served and reached as kosong-host serves and reaches a plugin, with
+	// the same message limits on every connection.
+	client, stop, err := pluginrpc.InProcess(srv, opts.Logger)
 	if err != nil {
-		t.Fatalf("plugintest: dispense: %v", err)
+		t.Fatalf("plugintest: %v", err)
 	}
-	h := &Harness{client: raw.(*pluginrpc.Client), opts: opts, active: map[string]bool{}, schemas: map[string]*arguments.Schema{}}
+	t.Cleanup(stop)
+	h := &Harness{client: client, opts: opts, active: map[string]bool{}, schemas: map[string]*arguments.Schema{}}
 	t.Cleanup(h.client.Close)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
