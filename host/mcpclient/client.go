@@ -13,16 +13,22 @@
 // Close kills the process group.
 //
 // Every call asks approval (action "mcp:TOOL", TOOL being the name in the
-// toolset), has a timeout that each progress notification resets, sends an
-// MCP cancellation when it is cancelled (the go-sdk does), and maps the
-// result's content to content parts within an output budget.
+// toolset), has a timeout that each progress notification resets up to a
+// hard maximum (MaxCallFactor times the timeout), sends an MCP
+// cancellation when it is cancelled (the go-sdk does), delivers the
+// progress the server sent before its result, and maps the result's
+// content to content parts within an output budget.
 //
-// A server that sends notifications/tools/list_changed is listed again, and
-// whoever Watches it is given its new tools.
+// A server that sends notifications/tools/list_changed is listed again (one
+// listing at a time, a few a second at most), and whoever Watches it is
+// given its new tools; a call during which they changed returns once they
+// are given.
 //
 // The files: client.go starts a server, transport.go connects to it (a
-// process or a URL), supervision.go keeps a connection for each call,
-// listing.go follows its tools, tool.go and progress.go run calls.
+// process or a URL; stdio.go runs a process on the host's pipes, with
+// MaxMessageBytes), wire.go watches the messages as they are read,
+// supervision.go keeps a connection for each call, listing.go follows its
+// tools, tool.go and progress.go run calls.
 package mcpclient
 
 import (
