@@ -427,12 +427,17 @@ func TestMessageOverLimit(t *testing.T) {
 			"MCP server test sent a message over the limit of 16777216 bytes (mcpclient.MaxMessageBytes); it was skipped: server=test"},
 		{"http", "Error running tool: MCP server test stopped during the call: ",
 			"MCP server test sent a message over the limit of 16777216 bytes (mcpclient.MaxMessageBytes); it was refused and the session ends: server=test"},
+		{"sse", "Error running tool: MCP server test stopped during the call: ",
+			"MCP server test sent a message over the limit of 16777216 bytes (mcpclient.MaxMessageBytes); it was refused and the session ends: server=test"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.transport, func(t *testing.T) {
 			cfg := stdio(t, "test")
-			if tt.transport == "http" {
+			switch tt.transport {
+			case "http":
 				cfg = spec.MCPServer{Name: "test", URL: httpServer(t), Prefix: true}
+			case "sse":
+				cfg = spec.MCPServer{Name: "test", URL: httpServer(t, "-sse"), SSE: true, Prefix: true}
 			}
 			opts, logs := logged(options(approval.Yolo{}))
 			ts, _ := load(t, opts, cfg)

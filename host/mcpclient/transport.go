@@ -131,7 +131,7 @@ func (s *Server) connect(ctx context.Context) (*conn, error) {
 			headers.Set(k, expand(v, s.opts.Getenv))
 		}
 		if s.cfg.SSE {
-			client := &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: headers}}
+			client := &http.Client{Transport: headerTransport{base: httpTap{base: http.DefaultTransport, srv: s, c: c, start: ctx, legacy: true}, headers: headers}}
 			transport = &sseTransport{mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, MaxEventSize: MaxMessageBytes}}
 		} else {
 			// The standalone event stream is opened when the server

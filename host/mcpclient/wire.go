@@ -123,6 +123,10 @@ type httpTap struct {
 	srv   *Server
 	c     *conn
 	start context.Context // the connection's start
+	// legacy is an HTTP+SSE server: its messages are seen by spyConn,
+	// and its one event stream is bounded by its own start; the tap only
+	// bounds and logs sizes.
+	legacy bool
 }
 
 // headerWait bounds the wait for the event stream's headers: half the
@@ -139,7 +143,7 @@ func (t httpTap) headerWait() time.Duration {
 }
 
 func (t httpTap) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method != http.MethodGet {
+	if r.Method != http.MethodGet || t.legacy {
 		return t.wrap(t.base.RoundTrip(r))
 	}
 	ctx, cancel := context.WithCancel(r.Context())
@@ -173,7 +177,7 @@ func (t httpTap) wrap(resp *http.Response, err error) (*http.Response, error) {
 		return resp, err
 	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		resp.Body = &sseTap{ReadCloser: resp.Body, srv: t.srv}
+		resp.Body = &sseTap{ReadCloser: resp.Body, srv: t.srv, count: !t.legacy}
 	} else {
 		resp.Body = &capBody{ReadCloser: resp.Body, srv: t.srv, left: MaxMessageBytes}
 	}
@@ -229,6 +233,7 @@ func (b *capBody) Read(p []byte) (int, error) {
 type sseTap struct {
 	io.ReadCloser
 	srv    *Server
+	count  bool // hand the notifications to srv
 	line   []byte
 	long   bool  // the line is over maxTapLine: not inspected
 	event  int64 // bytes of the event so far
@@ -279,7 +284,7 @@ func (t *sseTap) endLine() {
 		return
 	}
 	data, ok := bytes.CutPrefix(line, []byte("data:"))
-	if long || !ok || !bytes.Contains(data, []byte("notifications/")) {
+	if long || !ok || !t.count || !bytes.Contains(data, []byte("notifications/")) {
 		return
 	}
 	var msg struct {
