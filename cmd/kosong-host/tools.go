@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -211,6 +212,24 @@ func callArguments(stdin io.Reader, args []string) (string, error) {
 	return string(b), nil
 }
 
+// imageLine describes an image of a result in one line: "[image
+// image/png, 1234 bytes]" for a data: URL, "[image URL]" else.
+func imageLine(url string) string {
+	meta, data, ok := strings.Cut(strings.TrimPrefix(url, "data:"), ",")
+	if !ok || !strings.HasPrefix(url, "data:") {
+		return "[image " + url + "]"
+	}
+	mime, _, _ := strings.Cut(meta, ";")
+	if mime == "" {
+		mime = "image"
+	}
+	size := len(data)
+	if strings.HasSuffix(meta, ";base64") {
+		size = base64.StdEncoding.DecodedLen(len(data)) - strings.Count(data[max(0, len(data)-2):], "=")
+	}
+	return fmt.Sprintf("[image %s, %d bytes]", mime, size)
+}
+
 // printResult prints the output on stdout and the message on stderr, and
 // maps the result to the exit code.
 func printResult(stdout, stderr io.Writer, r toolset.Result, yolo bool) error {
@@ -218,6 +237,11 @@ func printResult(stdout, stderr io.Writer, r toolset.Result, yolo bool) error {
 		fmt.Fprint(stdout, text)
 		if !strings.HasSuffix(text, "\n") {
 			fmt.Fprintln(stdout)
+		}
+	}
+	for _, p := range r.Output {
+		if p.Type == providers.PartImage {
+			fmt.Fprintln(stdout, imageLine(p.ImageURL))
 		}
 	}
 	if r.Message != "" {

@@ -13,16 +13,22 @@
 // Close kills the process group.
 //
 // Every call asks approval (action "mcp:TOOL", TOOL being the name in the
-// toolset), has a timeout that each progress notification resets, sends an
-// MCP cancellation when it is cancelled (the go-sdk does), and maps the
-// result's content to content parts within an output budget.
+// toolset), has a timeout that each progress notification resets up to a
+// hard maximum (MaxCallFactor times the timeout), sends an MCP
+// cancellation when it is cancelled (the go-sdk does), delivers the
+// progress the server sent before its result, and maps the result's
+// content to content parts within an output budget.
 //
-// A server that sends notifications/tools/list_changed is listed again, and
-// whoever Watches it is given its new tools.
+// A server that sends notifications/tools/list_changed is listed again (one
+// listing at a time, a few a second at most), and whoever Watches it is
+// given its new tools; a call during which they changed returns once they
+// are given.
 //
 // The files: client.go starts a server, transport.go connects to it (a
-// process or a URL), supervision.go keeps a connection for each call,
-// listing.go follows its tools, tool.go and progress.go run calls.
+// process or a URL; stdio.go runs a process on the host's pipes, with
+// MaxMessageBytes), wire.go watches the messages as they are read,
+// supervision.go keeps a connection for each call, listing.go follows its
+// tools, tool.go and progress.go run calls.
 package mcpclient
 
 import (
@@ -54,6 +60,11 @@ const (
 	// handshake and listing its tools (Codex's default); a server's
 	// startup_timeout replaces it.
 	DefaultStartTimeout = 10 * time.Second
+	// MaxCallFactor bounds a call that keeps reporting progress: each
+	// progress notification restarts the call's timeout, but no call runs
+	// longer than MaxCallFactor times it (Options.CallMaximum replaces
+	// the bound).
+	MaxCallFactor = 10
 	// closeGrace is how long a stdio server may take to exit once its stdin
 	// is closed before its process group is killed.
 	closeGrace = 2 * time.Second
@@ -77,6 +88,9 @@ type Options struct {
 	// CancelGrace is how long a server may take to answer after a call was
 	// cancelled or timed out before it is killed; 0 is supervise.DefaultGrace.
 	CancelGrace time.Duration
+	// CallMaximum is the hard maximum of one call, however much progress
+	// it reports; 0 is MaxCallFactor times the server's timeout.
+	CallMaximum time.Duration
 	// OnProgress receives the progress notifications of every call whose
 	// context carries no callback of its own (see WithProgress).
 	OnProgress func(toolset.Progress)
@@ -106,12 +120,26 @@ type Server struct {
 	logger  hclog.Logger
 	source  string
 	timeout time.Duration
+	maxCall time.Duration // the hard maximum of one call, progress or not
 	client  *mcp.Client
 	sup     *supervise.Supervisor[*conn]
 	closed  atomic.Bool
 
 	tokens atomic.Int64
 	calls  sync.Map // progress token -> *callState
+
+	session atomic.Pointer[mcp.ClientSession] // the latest connection's
+
+	// list_changed: counted as read off the wire and by the go-sdk's
+	// handler, answered by one listing at a time (listing.go).
+	changesSeen    counter
+	handlerChanges atomic.Int64
+	relisted       counter // changesSeen as of the last listing done
+	relistMu       sync.Mutex
+	relistPending  bool
+	relistRunning  bool
+	started        bool // Start is done: listings may run
+	lastRelist     time.Time
 
 	relist  sync.Mutex // one tools/list after a list_changed at a time
 	toolsMu sync.Mutex
@@ -152,6 +180,10 @@ func Start(ctx context.Context, cfg spec.MCPServer, opts Options) (*Server, erro
 	if s.timeout <= 0 {
 		s.timeout = DefaultCallTimeout
 	}
+	s.maxCall = opts.CallMaximum
+	if s.maxCall <= 0 {
+		s.maxCall = MaxCallFactor * s.timeout
+	}
 	s.client = mcp.NewClient(&mcp.Implementation{Name: "kosong-host", Version: opts.Version}, &mcp.ClientOptions{
 		// No roots, sampling or elicitation: the server gets tools calls only.
 		Capabilities:                &mcp.ClientCapabilities{},
@@ -181,6 +213,14 @@ func Start(ctx context.Context, cfg spec.MCPServer, opts Options) (*Server, erro
 		Grace: opts.CancelGrace, Logger: s.logger,
 	}, c)
 	s.setTools(listed, false)
+	s.relistMu.Lock()
+	s.started = true
+	if s.relistPending {
+		// The tools changed again during the start.
+		s.relistRunning = true
+		go s.relistLoop()
+	}
+	s.relistMu.Unlock()
 	return s, nil
 }
 

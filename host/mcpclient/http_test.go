@@ -38,7 +38,7 @@ func TestHTTPHeadersAndLostSession(t *testing.T) {
 		mu.Unlock()
 		cur.Load().(http.Handler).ServeHTTP(w, r)
 	}))
-	defer srv.Close()
+	t.Cleanup(srv.Close) // after the client's Close, which ends the event stream
 
 	cfg := spec.MCPServer{Name: "web", URL: srv.URL + "/mcp?key=secret", Prefix: true,
 		Headers: map[string]string{"Authorization": "Bearer ${KOSONG_TEST_TOKEN}", "X-Plain": "p"}}

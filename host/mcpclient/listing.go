@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -62,10 +63,68 @@ func (s *Server) setTools(listed []*mcp.Tool, relisted bool) (tools []*Tool, wat
 	return slices.Clone(tools), s.watch
 }
 
-// handleToolsChanged lists the tools again, off the client's receiving
-// goroutine (tools/list is answered on it).
-func (s *Server) handleToolsChanged(_ context.Context, req *mcp.ToolListChangedRequest) {
-	go s.relistTools(req.Session)
+// relistInterval is the least time between two listings after
+// list_changed: a storm of notifications costs a few listings a second.
+const relistInterval = 250 * time.Millisecond
+
+// handleToolsChanged is the go-sdk's handler of list_changed. The wire
+// (wire.go) has seen the notification first and asked for the listing; a
+// notification it missed is asked for here.
+func (s *Server) handleToolsChanged(context.Context, *mcp.ToolListChangedRequest) {
+	if s.handlerChanges.Add(1) > s.changesSeen.get() {
+		s.changesSeen.add(1)
+		s.requestRelist()
+	}
+}
+
+// requestRelist has the tools listed again, on the current connection:
+// at once if no listing is running and none ran within relistInterval,
+// else once after the one running; requests meanwhile are one.
+func (s *Server) requestRelist() {
+	s.relistMu.Lock()
+	defer s.relistMu.Unlock()
+	s.relistPending = true
+	if s.relistRunning || !s.started {
+		return
+	}
+	s.relistRunning = true
+	go s.relistLoop()
+}
+
+func (s *Server) relistLoop() {
+	for {
+		s.relistMu.Lock()
+		if !s.relistPending || s.closed.Load() {
+			s.relistRunning = false
+			s.relistMu.Unlock()
+			return
+		}
+		wait := time.Until(s.lastRelist.Add(relistInterval))
+		s.relistMu.Unlock()
+		if wait > 0 {
+			time.Sleep(wait) // the rate limit: requests meanwhile join this listing
+		}
+		s.relistMu.Lock()
+		s.relistPending = false
+		s.lastRelist = time.Now()
+		s.relistMu.Unlock()
+		// Every list_changed read so far is answered by this listing.
+		target := s.changesSeen.get()
+		if cs := s.session.Load(); cs != nil {
+			s.relistTools(cs)
+		}
+		s.relisted.raise(target)
+	}
+}
+
+// awaitRelist waits (within barrierWait) until the list_changed
+// notifications read so far were answered by a listing and the watcher
+// was told, so that the step after a call that changed the server's tools
+// sees them.
+func (s *Server) awaitRelist(ctx context.Context) {
+	if want := s.changesSeen.get(); s.relisted.get() < want {
+		s.relisted.wait(ctx, want, barrierWait)
+	}
 }
 
 // relistTools lists the tools on cs again and tells the watcher. It runs

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/supervise"
 	"github.com/kosong-host/kosong-host/host/toolset"
 )
 
@@ -117,5 +118,48 @@ func TestResendToADeadServer(t *testing.T) {
 	r := call(context.Background(), ts, "test__crash", `{}`)
 	if !strings.Contains(r.Message, "stopped during the call") {
 		t.Fatalf("crash: %+v", r)
+	}
+}
+
+// TestCallAfterCrash: a call right after a stdio server died between
+// calls restarts it and succeeds when its request never reached the
+// server: a server that stops reading after each call and exits a moment
+// later leaves the next request unread in its stdin; one killed and gone
+// cannot be written to, or was seen gone.
+func TestCallAfterCrash(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		kill bool
+	}{
+		{"exits after each call", []string{"-exit-after-call"}, false},
+		{"killed between calls", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts, _ := load(t, options(approval.Yolo{}), stdio(t, "test", tt.args...))
+			r := call(context.Background(), ts, "test__pid", `{}`)
+			pids := map[string]bool{r.OutputText(): true}
+			// One call after each stop the restart policy allows.
+			for i := 0; i < supervise.MaxRestarts; i++ {
+				pid, err := strconv.Atoi(r.OutputText())
+				if err != nil {
+					t.Fatalf("pid %+v", r)
+				}
+				if tt.kill {
+					if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+						t.Fatal(err)
+					}
+					waitFor(t, "the server to die", func() bool { return !running(pid) })
+				}
+				if r = call(context.Background(), ts, "test__pid", `{}`); r.IsError() {
+					t.Fatalf("call %d after a stop: %+v", i, r)
+				}
+				pids[r.OutputText()] = true
+			}
+			if len(pids) != supervise.MaxRestarts+1 {
+				t.Fatalf("pids %v: want %d servers", pids, supervise.MaxRestarts+1)
+			}
+		})
 	}
 }

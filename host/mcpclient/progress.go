@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -14,6 +15,13 @@ type callState struct {
 	id       string
 	progress chan struct{}
 	notify   func(toolset.Progress)
+	// seen counts the call's progress notifications read off the wire,
+	// handled those delivered (see wire.go).
+	seen    atomic.Int64
+	handled counter
+	// sentAt is where the call's request starts on a stdio server's
+	// stdin; -1 until it is written.
+	sentAt atomic.Int64
 }
 
 func (s *Server) handleProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -26,6 +34,7 @@ func (s *Server) handleProgress(_ context.Context, req *mcp.ProgressNotification
 		return
 	}
 	st := v.(*callState)
+	defer st.handled.add(1)
 	select {
 	case st.progress <- struct{}{}:
 	default:

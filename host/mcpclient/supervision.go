@@ -14,7 +14,7 @@ func (s *Server) restart(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	go s.relistTools(c.cs)
+	s.requestRelist()
 	return c, nil
 }
 

@@ -29,10 +29,14 @@ func (tt *taskTools) requires(name string) bool {
 }
 
 // spyTransport wraps a transport's connections so that tt sees its
-// tools/list answers.
+// tools/list answers and srv its notifications as they are read (see
+// wire.go), and, for stdio, where each call's request starts on the
+// server's stdin.
 type spyTransport struct {
 	mcp.Transport
-	tt *taskTools
+	tt  *taskTools
+	srv *Server
+	c   *conn
 }
 
 func (t *spyTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -40,16 +44,20 @@ func (t *spyTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &spyConn{Connection: c, tt: t.tt}, nil
+	return &spyConn{Connection: c, tt: t.tt, srv: t.srv, c: t.c}, nil
 }
 
 type spyConn struct {
 	mcp.Connection
-	tt *taskTools
+	tt  *taskTools
+	srv *Server
+	c   *conn
+	mu  sync.Mutex // writes, so that a request's offset on stdin is known
 }
 
 func (c *spyConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/list" && req.ID.IsValid() {
+	req, ok := msg.(*jsonrpc.Request)
+	if ok && req.Method == "tools/list" && req.ID.IsValid() {
 		c.tt.mu.Lock()
 		if c.tt.lists == nil {
 			c.tt.lists = map[jsonrpc.ID]bool{}
@@ -57,11 +65,41 @@ func (c *spyConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.tt.lists[req.ID] = true
 		c.tt.mu.Unlock()
 	}
+	in := c.c.stdin
+	if in == nil {
+		return c.Connection.Write(ctx, msg)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ok && req.Method == "tools/call" {
+		if st := c.srv.callOf(req.Params); st != nil {
+			st.sentAt.Store(in.written.Load())
+		}
+	}
 	return c.Connection.Write(ctx, msg)
+}
+
+// callOf is the call whose tools/call request has params.
+func (s *Server) callOf(params json.RawMessage) *callState {
+	var p struct {
+		Meta struct {
+			Token any `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Meta.Token == nil {
+		return nil
+	}
+	if v, ok := s.calls.Load(fmt.Sprint(p.Meta.Token)); ok {
+		return v.(*callState)
+	}
+	return nil
 }
 
 func (c *spyConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && !req.ID.IsValid() {
+		c.srv.sawNotification(req.Method, req.Params)
+	}
 	if resp, ok := msg.(*jsonrpc.Response); ok && err == nil {
 		c.tt.mu.Lock()
 		if c.tt.lists[resp.ID] {

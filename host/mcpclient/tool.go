@@ -48,8 +48,12 @@ func (t *Tool) Server() *Server { return t.srv }
 // RemoteName is the tool's name on its server.
 func (t *Tool) RemoteName() string { return t.remote }
 
-// errIdle cancels a call that went a whole timeout without progress.
-var errIdle = errors.New("no progress within the timeout")
+// errIdle cancels a call that went a whole timeout without progress,
+// errHardMax one that reached the hard maximum.
+var (
+	errIdle    = errors.New("no progress within the timeout")
+	errHardMax = errors.New("the hard maximum of a call")
+)
 
 // Call asks approval, then calls the tool on its server (restarting the
 // server if it stopped).
@@ -123,18 +127,25 @@ func (t *Tool) call(ctx context.Context, c *conn, id string, args json.RawMessag
 		notify = s.opts.OnProgress
 	}
 	st := &callState{tool: t, id: id, progress: make(chan struct{}, 1), notify: notify}
+	st.sentAt.Store(-1)
+	changes := s.changesSeen.get()
 	token := fmt.Sprintf("kosong-%d", s.tokens.Add(1))
 	s.calls.Store(token, st)
 	defer s.calls.Delete(token)
 	go func() {
 		timer := time.NewTimer(s.timeout)
 		defer timer.Stop()
+		hard := time.NewTimer(s.maxCall)
+		defer hard.Stop()
 		for {
 			select {
 			case <-st.progress:
 				timer.Reset(s.timeout)
 			case <-timer.C:
 				cancel(errIdle)
+				return
+			case <-hard.C:
+				cancel(errHardMax)
 				return
 			case <-cctx.Done():
 				return
@@ -149,6 +160,18 @@ func (t *Tool) call(ctx context.Context, c *conn, id string, args json.RawMessag
 	release := s.sup.Guard(cctx, c)
 	res, err := c.cs.CallTool(cctx, params)
 	release()
+	var rpcErr *jsonrpc.Error
+	answered := err == nil || errors.As(err, &rpcErr)
+	if answered && cctx.Err() == nil {
+		// The server answered: what it sent before its answer is
+		// handled before the answer is, its progress and a change of its
+		// tools (which the next step then sees).
+		st.handled.wait(ctx, st.seen.Load(), barrierWait)
+		if s.changesSeen.get() == changes && c.offersListChanged() {
+			s.changesSeen.wait(ctx, changes+1, streamSettle)
+		}
+		s.awaitRelist(ctx)
+	}
 	switch {
 	case err == nil:
 		return convert(res), false
@@ -157,14 +180,18 @@ func (t *Tool) call(ctx context.Context, c *conn, id string, args json.RawMessag
 	case errors.Is(context.Cause(cctx), errIdle):
 		msg := fmt.Sprintf("MCP tool %s timed out after %s without progress", t.name, s.timeout)
 		return toolset.Result{Kind: toolset.Failed, Message: msg, Brief: "Timed out"}, false
+	case errors.Is(context.Cause(cctx), errHardMax):
+		msg := fmt.Sprintf("MCP tool %s was stopped at the hard maximum of %s for one call (progress restarts its %s timeout, up to that bound)", t.name, s.maxCall, s.timeout)
+		return toolset.Result{Kind: toolset.Failed, Message: msg, Brief: "Timed out"}, false
 	}
-	var rpcErr *jsonrpc.Error
-	if errors.As(err, &rpcErr) {
+	if rpcErr != nil {
 		// The server answered with an error: it is still there.
 		return toolset.RuntimeError(fmt.Errorf("MCP server %s: %s", s.cfg.Name, rpcErr.Message)), false
 	}
 	reason := s.fail(c, err)
-	if errors.Is(err, mcp.ErrSessionMissing) || unsent(err) {
+	if errors.Is(err, mcp.ErrSessionMissing) || unsent(err) || (c.stdin != nil && c.stdin.neverRead(st.sentAt.Load())) {
+		// The server never got the request (for stdio: it is still
+		// unread in the server's stdin, or was never written).
 		return toolset.Result{}, true
 	}
 	return toolset.RuntimeError(fmt.Errorf("MCP server %s stopped during the call: %s", s.cfg.Name, reason)), false
@@ -174,4 +201,14 @@ func (t *Tool) call(ctx context.Context, c *conn, id string, args json.RawMessag
 // stdin is closed: the server never got it.
 func unsent(err error) bool {
 	return errors.Is(err, syscall.EPIPE) || errors.Is(err, os.ErrClosed) || errors.Is(err, io.ErrClosedPipe)
+}
+
+// offersListChanged reports a streamable HTTP server whose event stream is
+// open and that says it sends list_changed.
+func (c *conn) offersListChanged() bool {
+	if !c.eventStream.Load() {
+		return false
+	}
+	r := c.cs.InitializeResult()
+	return r != nil && r.Capabilities != nil && r.Capabilities.Tools != nil && r.Capabilities.Tools.ListChanged
 }

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,9 +25,13 @@ type conn struct {
 	pid    int
 	tag    string // marks a stdio server and what it starts (proc.TagEnv)
 	stderr *proc.Tail
-	done   chan struct{}
-	once   sync.Once
-	reason string // set before done is closed
+	stdin  *stdinPipe // a stdio server's stdin
+	// eventStream is set while a streamable HTTP server's standalone
+	// event stream is open.
+	eventStream atomic.Bool
+	done        chan struct{}
+	once        sync.Once
+	reason      string // set before done is closed
 }
 
 func (c *conn) alive() bool {
@@ -119,23 +124,28 @@ func (s *Server) connect(ctx context.Context) (*conn, error) {
 		// for it forever.
 		cmd.WaitDelay = closeGrace
 		proc.Isolate(cmd)
-		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Second}
+		transport = &stdioTransport{cmd: cmd, srv: s, c: c}
 	} else {
 		headers := http.Header{}
 		for k, v := range s.cfg.Headers {
 			headers.Set(k, expand(v, s.opts.Getenv))
 		}
-		client := &http.Client{Transport: headerTransport{base: http.DefaultTransport, headers: headers}}
 		if s.cfg.SSE {
-			transport = &sseTransport{mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}}
+			client := &http.Client{Transport: headerTransport{base: httpTap{base: http.DefaultTransport, srv: s, c: c, start: ctx, legacy: true}, headers: headers}}
+			transport = &sseTransport{mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, MaxEventSize: MaxMessageBytes}}
 		} else {
-			transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, DisableStandaloneSSE: true}
+			// The standalone event stream is opened when the server
+			// offers it (a 405 says it does not), so that list_changed,
+			// server requests and notifications outside a call arrive.
+			client := &http.Client{Transport: headerTransport{base: httpTap{base: http.DefaultTransport, srv: s, c: c, start: ctx}, headers: headers}}
+			transport = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, MaxEventSize: MaxMessageBytes}
 		}
 	}
 	if _, streamable := transport.(*mcp.StreamableClientTransport); !streamable {
 		// (The streamable connection must stay unwrapped: the go-sdk
-		// tells it the session's state through an unexported method.)
-		transport = &spyTransport{Transport: transport, tt: &s.tasks}
+		// tells it the session's state through an unexported method. Its
+		// messages are watched in its HTTP bodies instead: httpTap.)
+		transport = &spyTransport{Transport: transport, tt: &s.tasks, srv: s, c: c}
 	}
 	// A server that does not complete the handshake in time is killed at
 	// once, not after the go-sdk's close sequence (stdin, SIGTERM, SIGKILL):
@@ -152,6 +162,7 @@ func (s *Server) connect(ctx context.Context) (*conn, error) {
 		return nil, s.startError(ctx, err, c)
 	}
 	c.cs = cs
+	s.session.Store(cs)
 	go func() {
 		err := cs.Wait()
 		reason := "the connection was closed"

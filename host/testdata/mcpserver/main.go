@@ -14,7 +14,11 @@
 //
 // -hang never answers; -exit exits at once with a message on stderr;
 // -extra-tools FILE adds the tools FILE names (see retool) at start;
-// -slow-start D waits D before serving.
+// -slow-start D waits D before serving. Over stdio: -noise prints lines
+// that are not JSON on stdout (at start and before each message);
+// -storm N sends each tools/list_changed N times; -exit-after-call stops
+// reading stdin once it got a tool call, answers it and exits 300 ms
+// later (what is sent to it meanwhile stays unread).
 package main
 
 import (
@@ -47,6 +51,9 @@ func main() {
 	tasks := flag.Bool("tasks", false, "mark the tool tasky as requiring task augmentation (execution.taskSupport: required)")
 	slowStart := flag.Duration("slow-start", 0, "wait this long before serving")
 	write := flag.Bool("write", false, "add the tool write (text to a file at path)")
+	noise := flag.Bool("noise", false, "over stdio: print lines that are not JSON on stdout")
+	storm := flag.Int("storm", 1, "over stdio: send each tools/list_changed this many times")
+	exitAfterCall := flag.Bool("exit-after-call", false, "over stdio: stop reading at the first tool call, answer it, exit 300 ms later")
 	flag.Parse()
 	switch {
 	case *exit:
@@ -72,6 +79,11 @@ func main() {
 		var out io.Writer = os.Stdout
 		if *tasks {
 			out = taskMarker{os.Stdout}
+		}
+		out = &watchedOut{w: out, noise: *noise, storm: *storm}
+		stopAtCall.Store(*exitAfterCall)
+		if *noise {
+			fmt.Fprintln(os.Stdout, "mcpserver starting (not JSON)")
 		}
 		transport := &mcp.IOTransport{Reader: freezable{os.Stdin}, Writer: nopCloser{out}}
 		if err := server.Run(context.Background(), transport); err != nil {
@@ -100,7 +112,13 @@ var frozen atomic.Bool
 type freezable struct{ r io.ReadCloser }
 
 func (f freezable) Read(p []byte) (int, error) {
+	if stopped.Load() {
+		select {} // never read again (-exit-after-call)
+	}
 	n, err := f.r.Read(p)
+	if stopAtCall.Load() && strings.Contains(string(p[:n]), `"tools/call"`) {
+		stopped.Store(true)
+	}
 	if frozen.Load() {
 		select {}
 	}
@@ -125,6 +143,54 @@ func (t taskMarker) Write(p []byte) (int, error) {
 
 func (nopCloser) Close() error { return nil }
 
+// stopAtCall (-exit-after-call) has the server stop reading stdin once it
+// read a tool call (stopped) and exit 300 ms after its answer.
+var stopAtCall, stopped atomic.Bool
+
+// listChanged is signalled each time a tools/list_changed was written.
+var listChanged = make(chan struct{}, 1)
+
+// watchedOut is the server's stdout: it adds noise, repeats list_changed
+// (-storm) and signals listChanged.
+type watchedOut struct {
+	w     io.Writer
+	noise bool
+	storm int
+	mu    sync.Mutex
+}
+
+func (o *watchedOut) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.noise {
+		fmt.Fprint(o.w, "a log line, not JSON\n42\n{\"jsonrpc\": broken\n\n")
+	}
+	n := 1
+	changed := strings.Contains(string(p), `"notifications/tools/list_changed"`)
+	if changed && o.storm > 1 {
+		n = o.storm
+	}
+	for range n {
+		if _, err := o.w.Write(p); err != nil {
+			return 0, err
+		}
+	}
+	if changed {
+		select {
+		case listChanged <- struct{}{}:
+		default:
+		}
+	}
+	if stopped.Load() && strings.Contains(string(p), `"result":`) {
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			fmt.Fprintln(os.Stderr, "mcpserver: exiting after a call (-exit-after-call)")
+			os.Exit(0)
+		}()
+	}
+	return len(p), nil
+}
+
 // cancellation is closed when a call of slow is cancelled.
 var (
 	cancellation = make(chan struct{})
@@ -136,6 +202,8 @@ type retoolIn struct {
 	Remove string `json:"remove,omitempty"`
 	// FailList makes every later tools/list fail.
 	FailList bool `json:"fail_list,omitempty"`
+	// Wait answers only once tools/list_changed was written (over stdio).
+	Wait bool `json:"wait,omitempty"`
 }
 
 // failList, once set, fails tools/list.
@@ -313,11 +381,24 @@ func newServer() *mcp.Server {
 			if in.FailList {
 				failList.Store(true)
 			}
+			if in.Wait {
+				select {
+				case <-listChanged:
+				default:
+				}
+			}
 			if in.Add != "" {
 				addNamed(s, in.Add)
 			}
 			if in.Remove != "" {
 				s.RemoveTools(in.Remove)
+			}
+			if in.Wait {
+				select {
+				case <-listChanged:
+				case <-time.After(30 * time.Second):
+					return nil, nil, errors.New("tools/list_changed was not written within 30s")
+				}
 			}
 			return text("done"), nil, nil
 		})
