@@ -10,14 +10,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kosong-host/kosong-host/host/toolset"
-	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
+	"github.com/kosong-host/kosong-host/pluginsdk/limits"
 	"github.com/kosong-host/kosong-host/providers"
 )
 
-// MaxImageBytes caps the image data of one result, as the gRPC message
-// limit caps a plugin's (pluginrpc.MaxMessageBytes): an image past it is
-// replaced by a line saying so.
-const MaxImageBytes = pluginrpc.MaxMessageBytes
+// MaxImageBytes caps the image data of one result, as a plugin's each
+// image is capped (limits.ImageBytes): an image past it is replaced by a
+// line saying so.
+const MaxImageBytes = limits.ImageBytes
 
 // OutputBudget is how many characters of text a call's output may have;
 // the rest is cut, marked TruncatedMarker. Images do not count.

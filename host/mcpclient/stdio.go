@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kosong-host/kosong-host/pluginsdk/limits"
 )
 
 // MaxMessageBytes bounds one MCP message a server sends: a stdio line, an
@@ -23,7 +25,7 @@ import (
 // skipped (a response among them answers its request with an error), an
 // HTTP message over it ends the session; either is logged with the
 // server's name. Nothing longer is ever read into memory.
-const MaxMessageBytes = 16 << 20
+const MaxMessageBytes = limits.MessageBytes
 
 // maxLoggedJunk is how many non-JSON lines of one connection are logged.
 const maxLoggedJunk = 10

@@ -158,6 +158,7 @@ func elicitMessage(req approval.Request) string {
 		}
 		fmt.Fprintf(&b, "\n%s", req.Description)
 	}
+	edited := map[string]bool{}
 	for _, d := range req.Display {
 		switch d.Kind {
 		case "brief":
@@ -169,7 +170,9 @@ func elicitMessage(req approval.Request) string {
 			var v struct {
 				Path string `json:"path"`
 			}
-			if json.Unmarshal(d.Data, &v) == nil && v.Path != "" {
+			// A large edit comes as one block a hunk: its file is named once.
+			if json.Unmarshal(d.Data, &v) == nil && v.Path != "" && !edited[v.Path] {
+				edited[v.Path] = true
 				fmt.Fprintf(&b, "\nedit %s", v.Path)
 			}
 		}
