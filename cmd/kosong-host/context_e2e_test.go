@@ -4,8 +4,12 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kosong-host/kosong-host/providers/openaitest"
 )
 
 // TestTerminalClearStartsAListedSession: after /clear the new session is
@@ -42,5 +46,51 @@ func TestTerminalClearStartsAListedSession(t *testing.T) {
 	}
 	if len(rows) != 2 || prompts[hinted] != "after clear" {
 		t.Fatalf("exit hint names %s; sessions listed %+v (want two, the hinted one's first prompt \"after clear\")", hinted, rows)
+	}
+}
+
+// openaiConfig is a configuration file with one model alias, "local", on
+// the fake server srv.
+func openaiConfig(srv *openaitest.Server, capabilities string) string {
+	return fmt.Sprintf("providers:\n  local:\n    type: openai-compatible\n    base_url: %s\n    api_key: test-key\n"+
+		"models:\n  local:\n    provider: local\n    model: m\n    capabilities: [%s]\n", srv.BaseURL(), capabilities)
+}
+
+// TestAgentsMDFromParentFolders: the AGENTS.md files of the repository
+// root, of the folders down to the work dir and of the user's config
+// folder reach the system prompt; the one above the repository does not.
+func TestAgentsMDFromParentFolders(t *testing.T) {
+	srv := openaitest.NewServer(t, openaitest.Response{Text: []string{"Read."}})
+	root := writeFiles(t, map[string]string{
+		"AGENTS.md":                   "ABOVE-THE-REPO",
+		"repo/.git/HEAD":              "ref: refs/heads/main\n",
+		"repo/AGENTS.md":              "FROM-REPO-ROOT",
+		"repo/sub/.kosong/AGENTS.md":  "FROM-SUB-KOSONG",
+		"repo/sub/work/s.md":          "System.\n${KOSONG_AGENTS_MD}\n",
+		"repo/sub/work/agent.yaml":    "version: 1\nagent:\n  name: t\n  system_prompt_path: ./s.md\n  tools: [\"echo:Echo\"]\n",
+		"cfg/kosong-host/AGENTS.md":   "FROM-USER-CONFIG",
+		"cfg/kosong-host/config.yaml": openaiConfig(srv, ""),
+	})
+	work := filepath.Join(root, "repo", "sub", "work")
+	r := runHostEnv(t, work, []string{"XDG_CONFIG_HOME=" + filepath.Join(root, "cfg")}, "",
+		"--agent", "agent.yaml", "run", "--model", "local", "-p", "hello")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || len(reqs[0].Chat.Messages) == 0 || reqs[0].Chat.Messages[0].Role != "system" {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	system := reqs[0].Chat.Messages[0].Text()
+	last := -1
+	for _, want := range []string{"FROM-USER-CONFIG", "FROM-REPO-ROOT", "FROM-SUB-KOSONG"} {
+		i := strings.Index(system, want)
+		if i < 0 || i < last {
+			t.Fatalf("%s missing or out of order in the system prompt:\n%s", want, system)
+		}
+		last = i
+	}
+	if strings.Contains(system, "ABOVE-THE-REPO") {
+		t.Fatalf("an AGENTS.md above the repository root was read:\n%s", system)
 	}
 }
