@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kosong-host/kosong-host/host/testbin"
 	"github.com/kosong-host/kosong-host/providers/openaitest"
 )
 
@@ -92,5 +93,44 @@ func TestAgentsMDFromParentFolders(t *testing.T) {
 	}
 	if strings.Contains(system, "ABOVE-THE-REPO") {
 		t.Fatalf("an AGENTS.md above the repository root was read:\n%s", system)
+	}
+}
+
+// contextTerminal runs the scripted provider on a terminal in a work dir
+// holding files, with the user's config folder cfg.
+func contextTerminal(t *testing.T, script string, files map[string]string, cfg string, extra ...string) *terminal {
+	t.Helper()
+	files["script.yaml"] = script
+	work := writeFiles(t, files)
+	args := append([]string{"--agent", filepath.Join(testbin.Root(), "agent.yaml"), "run", "--provider", "scripted",
+		"--script", "script.yaml"}, extra...)
+	return startTerminal(t, work, []string{"XDG_CONFIG_HOME=" + cfg}, args...)
+}
+
+// TestTerminalCustomCommand: .kosong/commands/NAME.md and the user's
+// commands/NAME.md become /NAME, listed by /help and completed by Tab;
+// /NAME ARGS sends the file's text with $ARGUMENTS replaced.
+func TestTerminalCustomCommand(t *testing.T) {
+	cfg := writeFiles(t, map[string]string{"kosong-host/commands/greet.md": "Say hello to the user."})
+	term := contextTerminal(t, "turns:\n  - text: Reviewed.\n  - text: Hello.\n", map[string]string{
+		".kosong/commands/review.md": "---\ndescription: review a file closely\n---\nReview $ARGUMENTS closely.\n",
+	}, cfg)
+	term.Expect("/help for commands")
+	term.Send("/help\r")
+	term.Expect("/greet [ARGS]")
+	term.Expect("Say hello to the user.")
+	term.Expect("/review [ARGS]")
+	term.Expect("review a file closely")
+	term.Send("/revi\t")
+	term.Expect("/review")
+	term.Send(" main.go\r")
+	term.Expect("Reviewed.")
+	term.Send("/greet\r")
+	term.Expect("Hello.")
+	term.Exit()
+	got := term.UserMessages()
+	want := []string{"Review main.go closely.", "Say hello to the user."}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("the model was sent %q, want %q", got, want)
 	}
 }

@@ -94,8 +94,12 @@ func (r *REPL) command(ctx context.Context, line string) bool {
 			return c.run(r, ctx, arg)
 		}
 	}
+	if c, ok := r.findCustom(word); ok {
+		r.runCustom(ctx, c, arg)
+		return false
+	}
 	msg := fmt.Sprintf("Unknown command %s.", word)
-	if s := suggest.Closest(word, CommandNames()); s != "" {
+	if s := suggest.Closest(word, r.commandNames()); s != "" {
 		msg += fmt.Sprintf(" Did you mean %s?", s)
 	}
 	r.say(msg + " Type /help for the commands; nothing was sent to the model.")
@@ -117,6 +121,7 @@ func (r *REPL) cmdHelp(context.Context, string) bool {
 		}
 		fmt.Fprintf(&b, "  %-24s %s\n", name, c.help)
 	}
+	r.helpCustom(&b)
 	b.WriteString(`Keys:
   Enter                    send the message
   Ctrl-J                   new line (a paste is one message, its newlines kept)
