@@ -137,3 +137,50 @@ func TestTerminalCustomCommand(t *testing.T) {
 		t.Fatalf("the model was sent %q, want %q", got, want)
 	}
 }
+
+// TestTerminalMentionsAndShell: @file attaches a file (Tab completes its
+// name), @image an image for a model that takes images, @folder a listing
+// without what .gitignore ignores; !command runs through the Shell tool's
+// approval and its output reaches the model with the next prompt.
+func TestTerminalMentionsAndShell(t *testing.T) {
+	srv := openaitest.NewServer(t, openaitest.Response{Text: []string{"Seen."}}, openaitest.Response{Text: []string{"Noted."}})
+	cfg := writeFiles(t, map[string]string{"kosong-host/config.yaml": openaiConfig(srv, "image_in")})
+	work := writeFiles(t, map[string]string{".git/HEAD": "ref: refs/heads/main\n", ".gitignore": "*.log\n",
+		"notes.txt": "NOTES-CONTENT", "dot.png": string(pngDot), "sub/kept.txt": "", "sub/ignored.log": ""})
+	term := startTerminal(t, work, []string{"XDG_CONFIG_HOME=" + cfg},
+		"--agent", filepath.Join(testbin.Root(), "agent.yaml"), "run", "--model", "local")
+	term.Expect("/help for commands")
+	term.Send("look at @no\t")
+	term.Expect("@notes.txt")
+	term.Send(" @dot.png and @sub/\r")
+	term.Expect("attached @notes.txt")
+	term.Expect("Seen.")
+	term.Send("!echo shell-said-$((40+2))\r")
+	term.Expect("[4] reject with feedback")
+	term.Send("1")
+	term.Expect("shell-said-42")
+	term.Expect("with your next message")
+	term.Send("and that?\r")
+	term.Expect("Noted.")
+	term.Exit()
+
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	first := string(reqs[0].Body)
+	for _, want := range []string{"look at @notes.txt @dot.png and @sub/", "NOTES-CONTENT",
+		"data:image/png;base64,", "kept.txt"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("the first request lacks %q:\n%s", want, first)
+		}
+	}
+	if strings.Contains(first, "ignored.log") {
+		t.Errorf("the listing shows a file .gitignore ignores:\n%s", first)
+	}
+	msgs := reqs[1].Chat.Messages
+	last := msgs[len(msgs)-1]
+	if last.Role != "user" || !strings.Contains(last.Text(), "and that?") || !strings.Contains(last.Text(), "shell-said-42") {
+		t.Errorf("the second prompt lacks the command's output: %q", last.Text())
+	}
+}

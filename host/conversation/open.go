@@ -103,6 +103,9 @@ type assembly struct {
 	mu          sync.Mutex
 	provider    providers.ChatProvider
 	contextSize int64
+	// images: the model takes images (image_in, or no capabilities
+	// declared).
+	images bool
 	// notes say what a user must know of the model selection: where a
 	// base URL that is not the provider's default came from, and what
 	// was ignored (a .env base URL without the .env's key).
@@ -216,7 +219,8 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	}
 	a.Source = cfg.AgentSource
 	asm := &assembly{cfg: cfg, spec: s, agent: a, system: system, guard: guard, opts: opts, events: events,
-		provider: sel.Provider, contextSize: contextSize, notes: sel.Notes(), source: "startup"}
+		provider: sel.Provider, contextSize: contextSize, notes: sel.Notes(), source: "startup",
+		images: takesImages(sel.Capabilities, sel.CapabilitiesDeclared)}
 	if cfg.Resume != "" {
 		asm.source = "resume"
 	}
@@ -341,6 +345,22 @@ func (c *Conversation) Notes() []string {
 	return c.asm.notes
 }
 
+// TakesImages says whether the model in use takes images in a prompt:
+// its alias declares image_in, or declares no capabilities (as for
+// ReadMediaFile).
+func (c *Conversation) TakesImages() bool {
+	if c.asm == nil {
+		return false
+	}
+	c.asm.mu.Lock()
+	defer c.asm.mu.Unlock()
+	return c.asm.images
+}
+
+func takesImages(capabilities []string, declared bool) bool {
+	return !declared || slices.Contains(capabilities, "image_in")
+}
+
 // MaxContextSize is the context window of the model in use (0: unknown).
 func (c *Conversation) MaxContextSize() int64 {
 	if c.asm == nil {
@@ -439,6 +459,7 @@ func (asm *assembly) setModel(alias string, history []providers.Message) (*loop.
 	}
 	asm.mu.Lock()
 	asm.provider, asm.contextSize, asm.notes = sel.Provider, size, notes
+	asm.images = takesImages(sel.Capabilities, sel.CapabilitiesDeclared)
 	asm.mu.Unlock()
 	return l, nil
 }

@@ -126,7 +126,9 @@ func (r *REPL) cmdHelp(context.Context, string) bool {
   Enter                    send the message
   Ctrl-J                   new line (a paste is one message, its newlines kept)
   Up, Down, Ctrl-R         history, history search
-  Tab                      complete a command name
+  Tab                      complete a command or an @path
+  @PATH                    attach a file, a folder's listing or an image to the message
+  !COMMAND                 run COMMAND with the Shell tool (asks as the model's calls do); its output goes with your next message
   Ctrl-O                   show the whole output of the last tool call
   Ctrl-C                   cancel the running turn; at the prompt, leave
   Ctrl-D                   leave
