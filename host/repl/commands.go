@@ -45,6 +45,7 @@ func init() {
 		{"/yolo", "", "approve every action without asking (again: ask again)", (*REPL).cmdYolo},
 		{"/sessions", "", "list the saved sessions (resume one with run --resume ID)", (*REPL).cmdSessions},
 		{"/last", "", "show the whole output of the last tool call (also Ctrl-O)", (*REPL).cmdLast},
+		{"/init", "[WISHES]", "ask the model to write an AGENTS.md for this repository", (*REPL).cmdInit},
 		{"/exit", "", "leave (also exit, quit, Ctrl-D)", func(*REPL, context.Context, string) bool { return true }},
 	}
 }

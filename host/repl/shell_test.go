@@ -22,3 +22,20 @@ func TestShellLineRefused(t *testing.T) {
 		t.Fatalf("%d requests reached the model", n)
 	}
 }
+
+// TestInitAsksForAgentsMD: /init sends the fixed prompt, with the user's
+// wishes added.
+func TestInitAsksForAgentsMD(t *testing.T) {
+	h := runREPL(t, []scripted.Turn{{Text: "Written."}}, "/init keep it short\n", false)
+	reqs := h.prov.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	got := reqs[0].History[len(reqs[0].History)-1].Text()
+	if !strings.HasPrefix(got, InitPrompt) || !strings.HasSuffix(got, "The user adds: keep it short") {
+		t.Fatalf("prompt %q", got)
+	}
+	if !strings.Contains(h.out.String(), "AGENTS.md is read into the system prompt of the next session") {
+		t.Fatalf("output:\n%s", h.out.String())
+	}
+}
