@@ -46,6 +46,7 @@ func init() {
 		{"/sessions", "", "list the saved sessions (resume one with run --resume ID)", (*REPL).cmdSessions},
 		{"/last", "", "show the whole output of the last tool call (also Ctrl-O)", (*REPL).cmdLast},
 		{"/init", "[WISHES]", "ask the model to write an AGENTS.md for this repository", (*REPL).cmdInit},
+		{"/export", "[FILE]", "write the conversation as Markdown to FILE (default kosong-SESSION.md)", (*REPL).cmdExport},
 		{"/exit", "", "leave (also exit, quit, Ctrl-D)", func(*REPL, context.Context, string) bool { return true }},
 	}
 }
