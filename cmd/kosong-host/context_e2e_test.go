@@ -5,6 +5,7 @@ package main_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -182,5 +183,42 @@ func TestTerminalMentionsAndShell(t *testing.T) {
 	last := msgs[len(msgs)-1]
 	if last.Role != "user" || !strings.Contains(last.Text(), "and that?") || !strings.Contains(last.Text(), "shell-said-42") {
 		t.Errorf("the second prompt lacks the command's output: %q", last.Text())
+	}
+}
+
+// TestTerminalUndoRestoresFiles: /undo removes the last turn from the
+// history and puts back the files its file tools edited: the edited one
+// as it was, the created one removed; the turn before stays.
+func TestTerminalUndoRestoresFiles(t *testing.T) {
+	term := contextTerminal(t, `
+turns:
+  - text: First.
+  - tool_calls:
+      - {id: c1, name: WriteFile, arguments: {path: a.txt, content: "changed\n"}}
+      - {id: c2, name: WriteFile, arguments: {path: sub/new.txt, content: "new\n"}}
+  - tool_calls:
+      - {id: c3, name: StrReplaceFile, arguments: {path: a.txt, edit: {old: changed, new: changed again}}}
+  - text: Edited.
+`, map[string]string{"a.txt": "original\n", "sub/keep.txt": ""}, t.TempDir(), "--yolo")
+	work := term.cmd.Dir
+	term.Expect("/help for commands")
+	term.Send("hello\r")
+	term.Expect("First.")
+	term.Send("edit the files\r")
+	term.Expect("Edited.")
+	if b, _ := os.ReadFile(filepath.Join(work, "a.txt")); string(b) != "changed again\n" {
+		t.Fatalf("the turn did not edit a.txt: %q\n%s", b, term.Output())
+	}
+	term.Send("/undo\r")
+	term.Expect(`Removed the turn of "edit the files" from the history; restored`)
+	term.Exit()
+	if b, err := os.ReadFile(filepath.Join(work, "a.txt")); err != nil || string(b) != "original\n" {
+		t.Errorf("a.txt after /undo: %q, %v", b, err)
+	}
+	if fileExists(filepath.Join(work, "sub", "new.txt")) {
+		t.Errorf("the file the turn created is still there")
+	}
+	if got := term.UserMessages(); strings.Join(got, "|") != "hello" {
+		t.Errorf("saved user messages %q, want only hello", got)
 	}
 }

@@ -180,6 +180,11 @@ func (c *Conversation) TurnContent(ctx context.Context, content []providers.Cont
 	}
 	defer end()
 	l := c.loop()
+	if c.asm != nil {
+		sess := c.Session()
+		c.asm.checkpoints.Begin(sess.Dir, len(l.History()), providers.Message{Content: content[:1]}.Text())
+		defer c.asm.checkpoints.End()
+	}
 	res, err := l.TurnContent(ctx, content)
 	if serr := c.save(l); serr != nil && err == nil {
 		err = serr

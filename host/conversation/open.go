@@ -111,6 +111,9 @@ type assembly struct {
 	// was ignored (a .env base URL without the .env's key).
 	notes []string
 
+	// checkpoints keep the files the turn's file tools edit (Rewind).
+	checkpoints session.Checkpoints
+
 	startOnce sync.Once
 	end       func()
 }
@@ -224,7 +227,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	if cfg.Resume != "" {
 		asm.source = "resume"
 	}
-	if err := guard.attach(a, s, asm.runSubagent); err != nil {
+	if err := guard.attach(a, s, asm.runSubagent, &asm.checkpoints); err != nil {
 		a.Close()
 		return nil, err
 	}
@@ -499,7 +502,7 @@ func (asm *assembly) openSubagent(ctx context.Context, name, path string) (*Conv
 	if err != nil {
 		return nil, err
 	}
-	a.Toolset.SetGuard(asm.guard.gate)
+	a.Toolset.SetGuard(checkpointGuard{Guard: asm.guard.gate, cp: &asm.checkpoints, workDir: asm.cfg.WorkDir})
 	asm.mu.Lock()
 	p, size := asm.provider, asm.contextSize
 	asm.mu.Unlock()

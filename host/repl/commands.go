@@ -45,6 +45,8 @@ func init() {
 		{"/yolo", "", "approve every action without asking (again: ask again)", (*REPL).cmdYolo},
 		{"/sessions", "", "list the saved sessions (resume one with run --resume ID)", (*REPL).cmdSessions},
 		{"/last", "", "show the whole output of the last tool call (also Ctrl-O)", (*REPL).cmdLast},
+		{"/undo", "", "remove the last turn from the history and restore the files its file tools edited", (*REPL).cmdUndo},
+		{"/rewind", "[N]", "remove the last N turns (default 1), restoring their files, newest first", (*REPL).cmdRewind},
 		{"/init", "[WISHES]", "ask the model to write an AGENTS.md for this repository", (*REPL).cmdInit},
 		{"/export", "[FILE]", "write the conversation as Markdown to FILE (default kosong-SESSION.md)", (*REPL).cmdExport},
 		{"/exit", "", "leave (also exit, quit, Ctrl-D)", func(*REPL, context.Context, string) bool { return true }},

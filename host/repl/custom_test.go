@@ -77,7 +77,7 @@ func TestCompleteCommandsAndPaths(t *testing.T) {
 	t.Chdir(work)
 	r := New(Config{})
 	tests := []struct{ line, want string }{
-		{"/re", "/reload /release"},
+		{"/re", "/reload /rewind /release"},
 		{"/model /re", ""},
 		{"hello", ""},
 	}

@@ -29,3 +29,18 @@ func TestExport(t *testing.T) {
 		}
 	}
 }
+
+// TestRewindRefused: /rewind takes a positive number, /undo no argument;
+// a conversation that cannot change its history says so.
+func TestRewindRefused(t *testing.T) {
+	h := runREPL(t, []scripted.Turn{{Text: "unused"}}, "/rewind x\n/rewind 0\n/undo 2\n/undo\n", false)
+	text := h.out.String()
+	for _, want := range []string{`error: /rewind N takes a number of turns, 1 or more; "x" is not one`,
+		`error: /rewind N takes a number of turns, 1 or more; "0" is not one`,
+		"/undo takes no argument; /rewind N removes the last N turns",
+		"error: this conversation cannot change its session or model"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+}
