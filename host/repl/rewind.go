@@ -61,4 +61,3 @@ func (r *REPL) rewind(ctx context.Context, n int) {
 		}
 	}
 }
-
