@@ -13,7 +13,7 @@ import (
 // overwrites a file; an empty conversation has nothing to export.
 func TestExport(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "talk.md")
-	h := runREPL(t, []scripted.Turn{{Text: "Hi **there**."}}, "/export "+out+"\nhello\n/export "+out+"\n/export "+out+"\n", false)
+	h := runREPL(t, []scripted.Turn{{Text: "Hi **there**."}}, "/export "+out+"\nhello\n/export "+out+"\n/export "+out+"\n/export "+filepath.Join(out, "x.md")+"\n", false)
 	got, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
@@ -23,7 +23,8 @@ func TestExport(t *testing.T) {
 	}
 	text := h.out.String()
 	for _, want := range []string{"nothing to export yet: the conversation is empty", "The conversation is in " + out + " (2 messages).",
-		"error: " + out + " exists; /export FILE writes a new file"} {
+		"error: " + out + " exists; /export FILE writes a new file",
+		"error: open " + filepath.Join(out, "x.md") + ": not a directory"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}

@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,6 +66,22 @@ func TestAttach(t *testing.T) {
 			}
 		})
 	}
+	t.Run("over the prompt's budget", func(t *testing.T) {
+		budget := t.TempDir()
+		var prompt []string
+		for i := range MaxMentionTotal/MaxMentionText + 2 {
+			name := fmt.Sprintf("f%d.txt", i)
+			if err := os.WriteFile(filepath.Join(budget, name), []byte(strings.Repeat("y", MaxMentionText-100)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			prompt = append(prompt, "@"+name)
+		}
+		_, notes := attach(budget, strings.Join(prompt, " "), false)
+		last := notes[len(notes)-1]
+		if last != "@f5.txt: over the 400 KiB the attachments of one prompt may take; not attached" || !strings.Contains(notes[len(notes)-2], "cut at") {
+			t.Fatalf("notes %q", notes)
+		}
+	})
 	t.Run("cut", func(t *testing.T) {
 		parts, notes := attach(work, "@big.txt", false)
 		if len(parts) != 2 || !strings.Contains(parts[1].Text, "[cut at 100 KiB of 200.0 KB; read the rest with ReadFile]") || !strings.HasPrefix(notes[0], "attached @big.txt (200.0 KB), cut at") {
