@@ -29,19 +29,38 @@ func (g checkpointGuard) Admit(ctx context.Context, c toolset.Call) *toolset.Res
 	if r := g.Guard.Admit(ctx, c); r != nil {
 		return r
 	}
-	if FileEditTools[c.Spec.Name] {
-		var args struct {
-			Path string `json:"path"`
-		}
-		if json.Unmarshal(c.Args, &args) == nil && args.Path != "" {
-			p := args.Path
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(g.workDir, p)
-			}
-			_ = g.cp.Before(filepath.Clean(p)) // a failed copy is said at rewind
-		}
+	if p := g.editedPath(c); p != "" {
+		_ = g.cp.Before(p) // a failed copy is said at rewind
 	}
 	return nil
+}
+
+// Done marks the file of a file tool's call that went through as edited:
+// a rewind restores only those.
+func (g checkpointGuard) Done(ctx context.Context, c toolset.Call, r toolset.Result) {
+	g.Guard.Done(ctx, c, r)
+	if p := g.editedPath(c); p != "" && !r.IsError() {
+		g.cp.Edited(p)
+	}
+}
+
+// editedPath is the absolute path a file tool's call edits, "" for other
+// calls.
+func (g checkpointGuard) editedPath(c toolset.Call) string {
+	if !FileEditTools[c.Spec.Name] {
+		return ""
+	}
+	var args struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal(c.Args, &args) != nil || args.Path == "" {
+		return ""
+	}
+	p := args.Path
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(g.workDir, p)
+	}
+	return filepath.Clean(p)
 }
 
 // ErrNothingToRewind: the history has no prompt of the user.

@@ -58,6 +58,9 @@ type fileSnapshot struct {
 	Copy string `json:"copy,omitempty"`
 	// Skipped says why the file was not copied.
 	Skipped string `json:"skipped,omitempty"`
+	// Edited: an edit of the file went through (else the turn's edits
+	// of it were refused or failed, and a rewind leaves it alone).
+	Edited bool `json:"edited"`
 }
 
 func turnDir(sessionDir string, index int) string {
@@ -90,7 +93,8 @@ func (c *Checkpoints) End() {
 }
 
 // Before keeps a copy of path (absolute) before its first edit in the
-// turn; outside a turn it does nothing. An error is the checkpoint's
+// turn, and Edited marks it once an edit went through (only those are
+// restored); outside a turn they do nothing. An error is the checkpoint's
 // (the folder cannot be written): the edit may go ahead, but the turn
 // cannot be rewound whole.
 func (c *Checkpoints) Before(path string) error {
@@ -124,6 +128,22 @@ func (c *Checkpoints) Before(path string) error {
 	}
 	t.m.Files = append(t.m.Files, snap)
 	return t.writeManifest()
+}
+
+// Edited notes that an edit of path went through in the turn.
+func (c *Checkpoints) Edited(path string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.cur
+	if t == nil {
+		return
+	}
+	for i := range t.m.Files {
+		if t.m.Files[i].Path == path && !t.m.Files[i].Edited {
+			t.m.Files[i].Edited = true
+			_ = t.writeManifest() // a manifest that cannot be written fails at rewind
+		}
+	}
 }
 
 func (t *turnCheckpoint) writeManifest() error {
@@ -188,6 +208,9 @@ func Restore(sessionDir string, index int, prompt string) (Restored, error) {
 		return res, fmt.Errorf("checkpoint: %s is of another turn (the history was compacted since); no file was restored", dir)
 	}
 	for _, f := range m.Files {
+		if !f.Edited {
+			continue
+		}
 		if err := restoreFile(dir, f); err != nil {
 			res.NotRestored = append(res.NotRestored, f.Path+": "+err.Error())
 			continue

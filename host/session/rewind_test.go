@@ -25,12 +25,17 @@ func TestCheckpointsRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Begin(sess, 4, "do it")
-	for _, p := range []string{edited, big, created, edited} {
+	refused := write("refused", "as it was", 0o644)
+	for _, p := range []string{edited, big, created, edited, refused} {
 		if err := c.Before(p); err != nil {
 			t.Fatal(err)
 		}
 	}
+	for _, p := range []string{edited, big, created} {
+		c.Edited(p)
+	}
 	c.End()
+	write("refused", "changed by a shell command", 0o644)
 	write("edited", "after", 0o600)
 	write("created", "new", 0o644)
 
@@ -46,6 +51,9 @@ func TestCheckpointsRestore(t *testing.T) {
 	}
 	if len(res.NotRestored) != 1 || !strings.HasPrefix(res.NotRestored[0], big+": no copy was kept: over 1 MiB") {
 		t.Errorf("not restored %q", res.NotRestored)
+	}
+	if b, _ := os.ReadFile(refused); string(b) != "changed by a shell command" {
+		t.Errorf("a file whose edit was refused was restored: %q", b)
 	}
 	if b, _ := os.ReadFile(edited); string(b) != "before" {
 		t.Errorf("edited is %q", b)
@@ -75,6 +83,7 @@ func TestCheckpointsBeginDropsLaterTurns(t *testing.T) {
 		if err := c.Before(p); err != nil {
 			t.Fatal(err)
 		}
+		c.Edited(p)
 		c.End()
 	}
 	c.Begin(sess, 2, "q")
