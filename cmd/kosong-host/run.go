@@ -320,7 +320,7 @@ func newFrontEnd(f *runFlags, mode runMode, streamJSON bool, stdin io.Reader, st
 			Markdown: color, Width: terminalWidth(stdout)})
 	}
 	if !mode.oneShot {
-		lines, err := lineReader(stdin, isTerminal(stdin))
+		lines, err := lineReader(stdin, isTerminal(stdin), func(line string) []string { return fe.repl.Complete(line) })
 		if err != nil {
 			return nil, err
 		}
@@ -351,7 +351,7 @@ func newFrontEnd(f *runFlags, mode runMode, streamJSON bool, stdin io.Reader, st
 
 // lineReader reads the REPL's lines: with line editing and a prompt
 // history kept beside the sessions on a terminal, else line by line.
-func lineReader(stdin io.Reader, tty bool) (repl.LineReader, error) {
+func lineReader(stdin io.Reader, tty bool, complete func(string) []string) (repl.LineReader, error) {
 	if _, ok := stdin.(*os.File); !tty || !ok {
 		return repl.NewPipeReader(stdin), nil
 	}
@@ -361,7 +361,7 @@ func lineReader(stdin io.Reader, tty bool) (repl.LineReader, error) {
 	}
 	return repl.NewTerminal(repl.TerminalConfig{
 		HistoryFile: filepath.Join(filepath.Dir(root), "prompt_history.jsonl"),
-		Complete:    repl.CompleteCommand,
+		Complete:    complete,
 		ShowLast:    "/last",
 	})
 }

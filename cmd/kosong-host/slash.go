@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -43,39 +40,26 @@ func (e *slashEnv) tools() string {
 	return b.String()
 }
 
+// sessions lists the sessions of the conversation's folder, newest
+// first, with their first prompts.
 func (e *slashEnv) sessions() string {
-	root, err := session.Root(os.Getenv)
+	list, err := session.List(session.Options{}, e.conv.WorkDir())
 	if err != nil {
 		return "error: " + err.Error()
 	}
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return "error: " + err.Error()
-	}
-	type row struct{ id, when string }
-	var rows []row
-	for _, en := range entries {
-		if !en.IsDir() {
-			continue
-		}
-		info, err := os.Stat(filepath.Join(root, en.Name(), session.HistoryFile))
-		if err != nil {
-			continue
-		}
-		rows = append(rows, row{en.Name(), info.ModTime().Format("2006-01-02 15:04")})
-	}
-	sort.Slice(rows, func(i, j int) bool { return rows[i].when > rows[j].when })
-	if len(rows) == 0 {
+	if len(list) == 0 {
 		return "no saved sessions yet"
 	}
 	var b strings.Builder
-	for _, r := range rows {
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	for _, s := range list {
 		mark := ""
-		if r.id == e.conv.ID() {
+		if s.ID == e.conv.ID() {
 			mark = "  (this session)"
 		}
-		fmt.Fprintf(&b, "%s  %s%s\n", r.when, r.id, mark)
+		fmt.Fprintf(tw, "%s\t%s\t%s%s\n", s.Updated.Local().Format("2006-01-02 15:04"), s.ID, orDash(clip(s.FirstPrompt, 50)), mark)
 	}
+	tw.Flush()
 	b.WriteString("resume one with: kosong-host run --resume ID")
 	return b.String()
 }

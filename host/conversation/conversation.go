@@ -168,13 +168,24 @@ func (c *Conversation) begin(ctx context.Context) (context.Context, func(), erro
 // end of ctx, cancels it and its tool calls. It returns ErrBusy while
 // another turn runs; a failed save after a good turn is ErrNotSaved.
 func (c *Conversation) Turn(ctx context.Context, input string) (loop.TurnResult, error) {
+	return c.TurnContent(ctx, []providers.ContentPart{providers.TextPart(input)})
+}
+
+// TurnContent is Turn with a user message of several parts (a prompt and
+// the files attached to it).
+func (c *Conversation) TurnContent(ctx context.Context, content []providers.ContentPart) (loop.TurnResult, error) {
 	ctx, end, err := c.begin(ctx)
 	if err != nil {
 		return loop.TurnResult{}, err
 	}
 	defer end()
 	l := c.loop()
-	res, err := l.Turn(ctx, input)
+	if c.asm != nil {
+		sess := c.Session()
+		c.asm.checkpoints.Begin(sess.Dir, len(l.History()), providers.Message{Content: content[:1]}.Text())
+		defer c.asm.checkpoints.End()
+	}
+	res, err := l.TurnContent(ctx, content)
 	if serr := c.save(l); serr != nil && err == nil {
 		err = serr
 	}

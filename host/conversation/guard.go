@@ -11,6 +11,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/hooks"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/permission"
+	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/spec"
 	"github.com/kosong-host/kosong-host/host/subagent"
 	"github.com/kosong-host/kosong-host/host/toolset"
@@ -172,8 +173,9 @@ func (sg *sessionGuard) decider(next approval.Decider) approval.Decider { return
 
 // attach adds the subagent tool (when the spec has subagents; their calls
 // go through the same gate, and SubagentStart/SubagentStop fire), binds the
-// rules to the loaded tools and puts the gate before every call.
-func (sg *sessionGuard) attach(a *agent.Agent, s *spec.Spec, run subagent.Runner) error {
+// rules to the loaded tools and puts the gate before every call, with the
+// copies of edited files kept in cp.
+func (sg *sessionGuard) attach(a *agent.Agent, s *spec.Spec, run subagent.Runner, cp *session.Checkpoints) error {
 	if len(s.Subagents) > 0 {
 		if err := a.Toolset.Add(subagent.Tool(s.Subagents, withSubagentHooks(run, sg.gate))); err != nil {
 			return err
@@ -182,7 +184,7 @@ func (sg *sessionGuard) attach(a *agent.Agent, s *spec.Spec, run subagent.Runner
 	if err := bindRules(sg.rules, a.Toolset); err != nil {
 		return err
 	}
-	a.Toolset.SetGuard(sg.gate)
+	a.Toolset.SetGuard(checkpointGuard{Guard: sg.gate, cp: cp, workDir: sg.rules.WorkDir})
 	return nil
 }
 

@@ -103,10 +103,16 @@ type assembly struct {
 	mu          sync.Mutex
 	provider    providers.ChatProvider
 	contextSize int64
+	// images: the model takes images (image_in, or no capabilities
+	// declared).
+	images bool
 	// notes say what a user must know of the model selection: where a
 	// base URL that is not the provider's default came from, and what
 	// was ignored (a .env base URL without the .env's key).
 	notes []string
+
+	// checkpoints keep the files the turn's file tools edit (Rewind).
+	checkpoints session.Checkpoints
 
 	startOnce sync.Once
 	end       func()
@@ -216,11 +222,12 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	}
 	a.Source = cfg.AgentSource
 	asm := &assembly{cfg: cfg, spec: s, agent: a, system: system, guard: guard, opts: opts, events: events,
-		provider: sel.Provider, contextSize: contextSize, notes: sel.Notes(), source: "startup"}
+		provider: sel.Provider, contextSize: contextSize, notes: sel.Notes(), source: "startup",
+		images: takesImages(sel.Capabilities, sel.CapabilitiesDeclared)}
 	if cfg.Resume != "" {
 		asm.source = "resume"
 	}
-	if err := guard.attach(a, s, asm.runSubagent); err != nil {
+	if err := guard.attach(a, s, asm.runSubagent, &asm.checkpoints); err != nil {
 		a.Close()
 		return nil, err
 	}
@@ -341,6 +348,22 @@ func (c *Conversation) Notes() []string {
 	return c.asm.notes
 }
 
+// TakesImages says whether the model in use takes images in a prompt:
+// its alias declares image_in, or declares no capabilities (as for
+// ReadMediaFile).
+func (c *Conversation) TakesImages() bool {
+	if c.asm == nil {
+		return false
+	}
+	c.asm.mu.Lock()
+	defer c.asm.mu.Unlock()
+	return c.asm.images
+}
+
+func takesImages(capabilities []string, declared bool) bool {
+	return !declared || slices.Contains(capabilities, "image_in")
+}
+
 // MaxContextSize is the context window of the model in use (0: unknown).
 func (c *Conversation) MaxContextSize() int64 {
 	if c.asm == nil {
@@ -439,6 +462,7 @@ func (asm *assembly) setModel(alias string, history []providers.Message) (*loop.
 	}
 	asm.mu.Lock()
 	asm.provider, asm.contextSize, asm.notes = sel.Provider, size, notes
+	asm.images = takesImages(sel.Capabilities, sel.CapabilitiesDeclared)
 	asm.mu.Unlock()
 	return l, nil
 }
@@ -478,7 +502,7 @@ func (asm *assembly) openSubagent(ctx context.Context, name, path string) (*Conv
 	if err != nil {
 		return nil, err
 	}
-	a.Toolset.SetGuard(asm.guard.gate)
+	a.Toolset.SetGuard(checkpointGuard{Guard: asm.guard.gate, cp: &asm.checkpoints, workDir: asm.cfg.WorkDir})
 	asm.mu.Lock()
 	p, size := asm.provider, asm.contextSize
 	asm.mu.Unlock()

@@ -210,10 +210,18 @@ func (l *Loop) emit(e Event) { l.cfg.Observer.Observe(e) }
 // failed step, each with one result. An interrupted turn ends with
 // InterruptedNote as a user message. Every turn ends with a TurnEnded event.
 func (l *Loop) Turn(ctx context.Context, input string) (TurnResult, error) {
+	return l.TurnContent(ctx, []providers.ContentPart{providers.TextPart(input)})
+}
+
+// TurnContent is Turn with a user message of several parts (a prompt and
+// the files attached to it, images included); UserPromptSubmit hooks get
+// its text parts.
+func (l *Loop) TurnContent(ctx context.Context, content []providers.ContentPart) (TurnResult, error) {
 	l.turnMu.Lock()
 	defer l.turnMu.Unlock()
 
 	if l.cfg.Hooks != nil {
+		input := providers.Message{Content: content}.Text()
 		if blocked, reason := l.cfg.Hooks.UserPromptSubmit(ctx, input); blocked {
 			if reason == "" {
 				reason = PromptBlockedText
@@ -223,7 +231,7 @@ func (l *Loop) Turn(ctx context.Context, input string) (TurnResult, error) {
 			return TurnResult{Reason: StopBlocked}, nil
 		}
 	}
-	l.appendHistory(providers.Message{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart(input)}})
+	l.appendHistory(providers.Message{Role: providers.RoleUser, Content: content})
 	res, err := l.turn(ctx)
 	switch {
 	case err == nil:

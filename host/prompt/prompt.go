@@ -13,13 +13,12 @@
 //	KOSONG_NOW          the current local time, RFC 3339
 //	KOSONG_WORK_DIR     the absolute work directory
 //	KOSONG_WORK_DIR_LS  a short listing of the work directory
-//	KOSONG_AGENTS_MD    the contents of AGENTS.md in the work directory, or ""
+//	KOSONG_AGENTS_MD    the project's instructions (see FindAgentsMD), or ""
 //	KOSONG_OS           the operating system (GOOS/GOARCH)
 //	KOSONG_SHELL        the user's shell: "NAME (PATH)"
 package prompt
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -44,7 +43,8 @@ const (
 // MaxListing caps the entries of KOSONG_WORK_DIR_LS.
 const MaxListing = 100
 
-// MaxAgentsMD caps the bytes of KOSONG_AGENTS_MD read.
+// MaxAgentsMD caps the bytes of the AGENTS.md files read together into
+// KOSONG_AGENTS_MD (see FindAgentsMD).
 const MaxAgentsMD = 64 << 10
 
 // Options say where and when the prompt is rendered.
@@ -158,15 +158,15 @@ func Builtins(opts Options) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("system prompt: listing the work dir: %w", err)
 	}
-	agentsMD, err := readCapped(filepath.Join(dir, "AGENTS.md"), MaxAgentsMD)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("system prompt: %w", err)
+	agentsMD, err := agentsMD(dir, opts.Getenv)
+	if err != nil {
+		return nil, err
 	}
 	return map[string]string{
 		ArgNow:       opts.Now().Format(time.RFC3339),
 		ArgWorkDir:   dir,
 		ArgWorkDirLs: ls,
-		ArgAgentsMD:  strings.TrimSpace(agentsMD),
+		ArgAgentsMD:  agentsMD,
 		ArgOS:        runtime.GOOS + "/" + runtime.GOARCH,
 		ArgShell:     shell(opts.Getenv),
 	}, nil

@@ -78,7 +78,7 @@ func TestRenderBuiltins(t *testing.T) {
 		{"${KOSONG_NOW}", nil, "2026-01-02T03:04:05Z"},
 		{"${KOSONG_WORK_DIR}", nil, dir},
 		{"${KOSONG_WORK_DIR_LS}", nil, "AGENTS.md (11 B)\na.go (0 B)\nb.txt (5 B)\nsub/"},
-		{"${KOSONG_AGENTS_MD}", nil, "Be nice."},
+		{"${KOSONG_AGENTS_MD}", nil, "<!-- " + filepath.Join(dir, "AGENTS.md") + " -->\nBe nice."},
 		{"${KOSONG_OS}", nil, runtime.GOOS + "/" + runtime.GOARCH},
 		{"${KOSONG_SHELL}", nil, shell},
 		{"${ROLE} at ${KOSONG_WORK_DIR}", map[string]string{"ROLE": "coder"}, "coder at " + dir},

@@ -45,6 +45,10 @@ func init() {
 		{"/yolo", "", "approve every action without asking (again: ask again)", (*REPL).cmdYolo},
 		{"/sessions", "", "list the saved sessions (resume one with run --resume ID)", (*REPL).cmdSessions},
 		{"/last", "", "show the whole output of the last tool call (also Ctrl-O)", (*REPL).cmdLast},
+		{"/undo", "", "remove the last turn from the history and restore the files its file tools edited", (*REPL).cmdUndo},
+		{"/rewind", "[N]", "remove the last N turns (default 1), restoring their files, newest first", (*REPL).cmdRewind},
+		{"/init", "[WISHES]", "ask the model to write an AGENTS.md for this repository", (*REPL).cmdInit},
+		{"/export", "[FILE]", "write the conversation as Markdown to FILE (default kosong-SESSION.md)", (*REPL).cmdExport},
 		{"/exit", "", "leave (also exit, quit, Ctrl-D)", func(*REPL, context.Context, string) bool { return true }},
 	}
 }
@@ -94,8 +98,12 @@ func (r *REPL) command(ctx context.Context, line string) bool {
 			return c.run(r, ctx, arg)
 		}
 	}
+	if c, ok := r.findCustom(word); ok {
+		r.runCustom(ctx, c, arg)
+		return false
+	}
 	msg := fmt.Sprintf("Unknown command %s.", word)
-	if s := suggest.Closest(word, CommandNames()); s != "" {
+	if s := suggest.Closest(word, r.commandNames()); s != "" {
 		msg += fmt.Sprintf(" Did you mean %s?", s)
 	}
 	r.say(msg + " Type /help for the commands; nothing was sent to the model.")
@@ -117,11 +125,14 @@ func (r *REPL) cmdHelp(context.Context, string) bool {
 		}
 		fmt.Fprintf(&b, "  %-24s %s\n", name, c.help)
 	}
+	r.helpCustom(&b)
 	b.WriteString(`Keys:
   Enter                    send the message
   Ctrl-J                   new line (a paste is one message, its newlines kept)
   Up, Down, Ctrl-R         history, history search
-  Tab                      complete a command name
+  Tab                      complete a command or an @path
+  @PATH                    attach a file, a folder's listing or an image to the message
+  !COMMAND                 run COMMAND with the Shell tool (asks as the model's calls do); its output goes with your next message
   Ctrl-O                   show the whole output of the last tool call
   Ctrl-C                   cancel the running turn; at the prompt, leave
   Ctrl-D                   leave

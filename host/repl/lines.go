@@ -118,8 +118,9 @@ type TerminalConfig struct {
 	// HistoryFile keeps the prompt history across runs (one JSON object a
 	// line); "" keeps it in memory only.
 	HistoryFile string
-	// Complete lists the completions of the word being typed at the start
-	// of the input (the slash commands); nil completes nothing.
+	// Complete lists the completions of the word being typed, given the
+	// input up to the cursor (REPL.Complete: slash commands, @paths); nil
+	// completes nothing.
 	Complete func(prefix string) []string
 	// ShowLast is the line Ctrl-O submits (e.g. "/last"); "" leaves Ctrl-O
 	// unbound.
@@ -160,11 +161,7 @@ func NewTerminal(cfg TerminalConfig) (LineReader, error) {
 	}
 	if cfg.Complete != nil {
 		rl.Completer = func(line []rune, cursor int) readline.Completions {
-			prefix := string(line[:cursor])
-			if strings.ContainsAny(prefix, " \n") {
-				return readline.Completions{}
-			}
-			return readline.CompleteValues(cfg.Complete(prefix)...)
+			return readline.CompleteValues(cfg.Complete(string(line[:cursor]))...)
 		}
 	}
 	if cfg.HistoryFile != "" {

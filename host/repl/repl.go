@@ -62,6 +62,11 @@ type REPL struct {
 	mu         sync.Mutex
 	cancelTurn context.CancelFunc
 	conv       *conversation.Conversation
+
+	// shellNotes are the "!" commands run since the last prompt, for the
+	// next one (shell.go).
+	shellNotes []string
+	shellRuns  int
 }
 
 // New returns a REPL.
@@ -122,6 +127,8 @@ func (r *REPL) Run(ctx context.Context, conv *conversation.Conversation) error {
 			if quit := r.command(ctx, trimmed); quit {
 				return nil
 			}
+		} else if cmd, ok := strings.CutPrefix(trimmed, "!"); ok {
+			r.shell(ctx, strings.TrimSpace(cmd))
 		} else {
 			r.turn(ctx, strings.TrimRight(line, " \t\r\n"))
 		}
@@ -174,7 +181,7 @@ func (r *REPL) turn(ctx context.Context, input string) {
 		}
 	}
 	stop := r.watchInterrupts(cancel)
-	_, err := r.conv.Turn(tctx, input) // the printer shows the turn's errors
+	_, err := r.conv.TurnContent(tctx, r.content(input)) // the printer shows the turn's errors
 	stop()
 	r.warnNotSaved(err)
 	r.tasksStatus()

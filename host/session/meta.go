@@ -72,7 +72,9 @@ type Info struct {
 	// Updated is when the history was last saved (else when the session
 	// was created).
 	Updated time.Time
-	// FirstPrompt is the first user message, "" if none was saved.
+	// FirstPrompt is the first prompt the user typed, "" if none was
+	// saved: the host's notes in user messages (a compaction's summary, an
+	// interruption) and the files attached to a prompt are not shown.
 	FirstPrompt string
 }
 
@@ -136,7 +138,25 @@ func Latest(opts Options, workDir string) (Info, error) {
 	return list[0], nil
 }
 
-// firstPrompt reads the history file up to its first user message.
+// NotePrefix starts the user messages the host writes itself (a
+// compaction's summary, the note of an interrupted turn): they are not
+// prompts the user typed.
+const NotePrefix = "<system>"
+
+// UserPrompt is what the user typed in message m: its first text part,
+// unless m is not a user message or is a note of the host (NotePrefix).
+func UserPrompt(m providers.Message) (string, bool) {
+	if m.Role != providers.RoleUser || len(m.Content) == 0 || m.Content[0].Type != providers.PartText {
+		return "", false
+	}
+	t := m.Content[0].Text
+	if strings.HasPrefix(t, NotePrefix) {
+		return "", false
+	}
+	return t, true
+}
+
+// firstPrompt reads the history file up to its first user prompt.
 func firstPrompt(path string) string {
 	f, err := os.Open(path)
 	if err != nil {
@@ -147,8 +167,11 @@ func firstPrompt(path string) string {
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	for sc.Scan() {
 		var m providers.Message
-		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Role == providers.RoleUser {
-			return m.Text()
+		if json.Unmarshal(sc.Bytes(), &m) != nil {
+			continue
+		}
+		if p, ok := UserPrompt(m); ok {
+			return p
 		}
 	}
 	return ""

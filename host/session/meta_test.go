@@ -77,6 +77,40 @@ func TestListPerWorkDir(t *testing.T) {
 	}
 }
 
+// TestFirstPromptSkipsNotes: the listed first prompt is what the user
+// typed, never the compaction's summary or an interruption note, and
+// without the files attached to it.
+func TestFirstPromptSkipsNotes(t *testing.T) {
+	summary := msg(providers.RoleUser, "<system>The earlier part of this conversation was compacted. Summary:</system>\nwe fixed x")
+	interrupted := msg(providers.RoleUser, "<system>The user interrupted you</system>")
+	attached := providers.Message{Role: providers.RoleUser, Content: []providers.ContentPart{
+		providers.TextPart("explain @a.go"), providers.TextPart("<file path=\"a.go\">package a</file>")}}
+	tests := []struct {
+		name    string
+		history []providers.Message
+		want    string
+	}{
+		{"compacted", []providers.Message{summary, msg(providers.RoleAssistant, "ok"), msg(providers.RoleUser, "next step")}, "next step"},
+		{"only notes", []providers.Message{summary, interrupted}, ""},
+		{"attachment", []providers.Message{attached}, "explain @a.go"},
+		{"image first", []providers.Message{{Role: providers.RoleUser, Content: []providers.ContentPart{{Type: providers.PartImage, ImageURL: "data:image/png;base64,AA=="}}}, msg(providers.RoleUser, "typed")}, "typed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := New(Options{Root: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.SaveHistory(tt.history); err != nil {
+				t.Fatal(err)
+			}
+			if got := firstPrompt(s.HistoryPath()); got != tt.want {
+				t.Fatalf("first prompt %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestReadMetaBroken(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, MetaFile), []byte("{"), 0o600); err != nil {
