@@ -45,7 +45,53 @@ func (g *globals) findAgent(cmd *cobra.Command, args []string) error {
 		return exitCode(2, errors.Join(err, berr))
 	}
 	g.agentPath, g.agentSource = src.Path, src
-	return g.gateWorkspace(cmd, args, wd)
+	root := ""
+	if !src.Explicit && (src.Builtin || filepath.IsAbs(src.Path)) {
+		// No project agent in the work dir: a sub-folder of a project
+		// uses the project's.
+		if dir, file := ancestorAgent(wd); file != "" {
+			ok, err := g.gateAncestor(cmd, args, dir, file)
+			if err != nil {
+				return err
+			}
+			if ok {
+				g.agentPath, g.agentSource, root = file, agent.Source{Path: file}, dir
+			}
+		}
+	}
+	if err := g.gateWorkspace(cmd, args, wd); err != nil {
+		return err
+	}
+	if root != "" && !g.trust {
+		// /reload checks the project folder's files again.
+		g.trustedProject, g.agentFolder = true, root
+	}
+	return nil
+}
+
+// ancestorAgent finds the project agent of a sub-folder: the nearest
+// .kosong/agent.yaml in a folder above wd, up to the repository root (the
+// folder holding .git); none outside a repository.
+func ancestorAgent(wd string) (dir, file string) {
+	root := ""
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			root = d
+			break
+		}
+		if filepath.Dir(d) == d {
+			return "", ""
+		}
+	}
+	for d := filepath.Dir(wd); len(d) >= len(root) && d != wd; d = filepath.Dir(d) {
+		if f := filepath.Join(d, ".kosong", "agent.yaml"); isFileAt(f) {
+			return d, f
+		}
+		if d == root {
+			break
+		}
+	}
+	return "", ""
 }
 
 var builtinAgents struct {

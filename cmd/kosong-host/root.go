@@ -5,6 +5,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -14,6 +15,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/mcpclient"
 	"github.com/kosong-host/kosong-host/host/plugin"
+	"github.com/kosong-host/kosong-host/host/suggest"
 	"github.com/kosong-host/kosong-host/providers/config"
 )
 
@@ -39,6 +41,9 @@ type globals struct {
 	// says its agent file runs because the store trusts it.
 	folder         string
 	trustedProject bool
+	// agentFolder is the project folder above the work dir whose
+	// .kosong/agent.yaml runs ("" when the agent is not from one).
+	agentFolder string
 }
 
 func newRootCmd() *cobra.Command {
@@ -49,6 +54,9 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if isGroup(cmd) {
+				return nil // it shows its help
+			}
 			if err := checkPluginDirs(g.pluginDirs); err != nil {
 				return err
 			}
@@ -70,7 +78,7 @@ func newRootCmd() *cobra.Command {
 	root.SetVersionTemplate("kosong-host {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitCode(2, err) })
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.agentPath, "agent", "", "agent spec file (default: the first of ./.kosong/agent.yaml, ./agent.yaml, $XDG_CONFIG_HOME/kosong-host/agent.yaml, else the built-in default agent; the folder's own only in a trusted folder: see kosong-host trust)")
+	pf.StringVar(&g.agentPath, "agent", "", "agent spec file (default: the first of ./.kosong/agent.yaml, ./agent.yaml, .kosong/agent.yaml of a folder above up to the repository root, $XDG_CONFIG_HOME/kosong-host/agent.yaml, else the built-in default agent; the folder's own only in a trusted folder: see kosong-host trust)")
 	pf.BoolVar(&g.trust, "trust", false, "trust the current folder's project files (.kosong/agent.yaml or agent.yaml, what it runs, .env) for this run without asking or recording it; see kosong-host trust")
 	pf.StringVar(&g.logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error, off")
 	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for kosong-plugin-NAME binaries (repeatable; before KOSONG_PLUGIN_PATH, plugins/ beside the binary and the built-in plugins)")
@@ -83,8 +91,43 @@ func newRootCmd() *cobra.Command {
 	if runCmd := newRunCmd(g); runCmd != nil {
 		root.AddCommand(runCmd)
 	}
+	for _, c := range root.Commands() {
+		guardGroup(c)
+	}
 	return root
 }
+
+// guardGroup makes a command group (tools, plugins, mcp, ...) and the
+// groups under it refuse an unknown subcommand as the root does: exit 2,
+// with a "did you mean"; the group alone still shows its help.
+func guardGroup(c *cobra.Command) {
+	if !c.HasSubCommands() {
+		return
+	}
+	for _, sub := range c.Commands() {
+		guardGroup(sub)
+	}
+	if c.Runnable() {
+		return
+	}
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		var names []string
+		for _, sub := range cmd.Commands() {
+			if sub.IsAvailableCommand() {
+				names = append(names, sub.Name())
+			}
+		}
+		return exitCode(2, fmt.Errorf("unknown command %q for %q%s (commands: %s)", args[0], cmd.CommandPath(),
+			suggest.Hint(args[0], names), strings.Join(names, ", ")))
+	}
+	c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+}
+
+// isGroup: c only groups subcommands (guardGroup); it needs no agent.
+func isGroup(c *cobra.Command) bool { return c.HasParent() && c.HasSubCommands() }
 
 // loadOptions are the agent load options shared by every command.
 func (g *globals) loadOptions(decider approval.Decider, sessionID, stateDir string) (agent.Options, error) {
