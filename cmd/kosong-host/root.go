@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -51,6 +52,11 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "kosong-host",
 		Short:         "Run LLM agents whose tools live in separate plugin binaries",
+		Long: `Run LLM agents whose tools live in separate plugin binaries.
+
+kosong-host alone, in a terminal, starts an interactive session as
+kosong-host run does (run --help for its flags); without a terminal it
+needs a command (kosong-host run -p PROMPT for one turn).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -88,13 +94,30 @@ func newRootCmd() *cobra.Command {
 		"how long the first model request waits for MCP servers; a slower one keeps starting (within its startup_timeout) and its tools join when it is up")
 	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd(), newPluginsCmd(g), newMCPCmd(g), newModelsCmd(g), newPluginServeCmd(), newSandboxExecCmd(), newPermissionsCmd(g), newTrustCmd(g))
 	addProjectCmds(root, g)
-	if runCmd := newRunCmd(g); runCmd != nil {
-		root.AddCommand(runCmd)
-	}
+	runCmd := newRunCmd(g)
+	root.AddCommand(runCmd)
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return runAlone(cmd, runCmd) }
 	for _, c := range root.Commands() {
 		guardGroup(c)
 	}
 	return root
+}
+
+// runAlone is `kosong-host` with no command: in a terminal, the
+// interactive session of `run`; without one (a script, a pipe), the usage
+// and exit 2, so that a script names what it runs and its stdin is never
+// taken for a prompt unasked.
+func runAlone(root, runCmd *cobra.Command) error {
+	if !isTerminal(root.InOrStdin()) {
+		root.SetOut(root.ErrOrStderr())
+		_ = root.Usage()
+		return exitCode(2, errors.New("no command: without a terminal give one, e.g. kosong-host run -p PROMPT (kosong-host alone starts a session in a terminal)"))
+	}
+	runCmd.SetContext(root.Context())
+	runCmd.SetIn(root.InOrStdin())
+	runCmd.SetOut(root.OutOrStdout())
+	runCmd.SetErr(root.ErrOrStderr())
+	return runCmd.RunE(runCmd, nil)
 }
 
 // guardGroup makes a command group (tools, plugins, mcp, ...) and the

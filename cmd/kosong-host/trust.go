@@ -348,8 +348,8 @@ func fallbackAgent() (agent.Source, error) {
 // folder: only an interactive `run` (no prompt, no --wire) with a
 // terminal on stdin and stderr.
 func mayAskTrust(cmd *cobra.Command, args []string) bool {
-	if cmd.Name() != "run" || cmd.Parent() != cmd.Root() {
-		return false
+	if cmd != cmd.Root() && (cmd.Name() != "run" || cmd.Parent() != cmd.Root()) {
+		return false // only run, or kosong-host alone (a session)
 	}
 	flag := func(name string) string {
 		if f := cmd.Flags().Lookup(name); f != nil {
