@@ -276,6 +276,13 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	if err != nil {
 		return exitCode(2, err)
 	}
+	if !f.wire && firstRun(f, workDir, g.dotenvTrusted) {
+		if in, ok := stdin.(*os.File); ok && isTerminal(in) && isTerminal(stderr) {
+			if _, err := setup(in, stderr); err != nil {
+				return exitCode(2, err)
+			}
+		}
+	}
 	if err := checkModelAndProvider(f); err != nil {
 		return err
 	}
@@ -314,7 +321,7 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 		if ctx.Err() != nil {
 			return exitCode(exitInterrupted, ctx.Err()) // Ctrl-C while the plugins started
 		}
-		return exitCode(2, pluginHint(err, cfg.Load.PluginDirs))
+		return exitCode(2, setupHint(pluginHint(err, cfg.Load.PluginDirs)))
 	}
 	defer conv.Close()
 	provider, a := conv.Provider(), conv.Agent()

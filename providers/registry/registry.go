@@ -119,6 +119,9 @@ type ConfigError struct {
 	// names it could have been (for a "did you mean"); empty otherwise.
 	Unknown string
 	Known   []string
+	// NoProvider: nothing chose a provider (no flag, alias, default_model
+	// or API key): a first run, which a front end may set up.
+	NoProvider bool
 }
 
 func (e *ConfigError) Error() string {
@@ -332,7 +335,7 @@ func Select(opts Options) (*Selection, error) {
 				where = "default_model in " + r.file.Path
 			}
 			return nil, &ConfigError{Msg: fmt.Sprintf("no provider configured: set %s or %s, define %s, or use --provider scripted --script FILE",
-				strings.Join(keys[:len(keys)-1], ", "), keys[len(keys)-1], where)}
+				strings.Join(keys[:len(keys)-1], ", "), keys[len(keys)-1], where), NoProvider: true}
 		}
 	}
 	prov, ok := r.lookup(name)

@@ -270,6 +270,9 @@ func TestNewErrors(t *testing.T) {
 			if !errors.As(err, &ce) {
 				t.Fatalf("New = %v, %v; want a *ConfigError", p, err)
 			}
+			if first := strings.HasPrefix(tt.name, "nothing configured"); ce.NoProvider != first {
+				t.Errorf("NoProvider %v, want %v", ce.NoProvider, first)
+			}
 			if want := strings.ReplaceAll(tt.want, "CONFIG", cfgPath); !strings.Contains(err.Error(), want) {
 				t.Errorf("error %q does not contain %q", err, want)
 			}
