@@ -50,8 +50,8 @@ type globals struct {
 func newRootCmd() *cobra.Command {
 	g := &globals{}
 	root := &cobra.Command{
-		Use:           "kosong-host",
-		Short:         "Run LLM agents whose tools live in separate plugin binaries",
+		Use:   "kosong-host",
+		Short: "Run LLM agents whose tools live in separate plugin binaries",
 		Long: `Run LLM agents whose tools live in separate plugin binaries.
 
 kosong-host alone, in a terminal, starts an interactive session as
