@@ -13,6 +13,7 @@ import (
 	"github.com/kosong-host/kosong-host/agents"
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/spec"
+	"github.com/kosong-host/kosong-host/host/trust"
 )
 
 // noAgentAnnotation marks commands that use no agent spec (init, sessions,
@@ -20,8 +21,10 @@ import (
 const noAgentAnnotation = "kosong-host/no-agent"
 
 // findAgent picks the agent spec for the command: --agent, else the first
-// of ./.kosong/agent.yaml, ./agent.yaml,
-// $XDG_CONFIG_HOME/kosong-host/agent.yaml, else the built-in default. It
+// of ./.kosong/agent.yaml, ./agent.yaml, the .kosong/agent.yaml of a folder
+// above up to the repository root (under that folder's trust:
+// gateAncestor), $XDG_CONFIG_HOME/kosong-host/agent.yaml, else the
+// built-in default. It
 // sets g.agentPath (what the commands load) and g.agentSource (what the
 // banner and `tools list` show). The folder's own agent file and .env are
 // used only in a trusted folder (gateWorkspace).
@@ -56,6 +59,9 @@ func (g *globals) findAgent(cmd *cobra.Command, args []string) error {
 			}
 			if ok {
 				g.agentPath, g.agentSource, root = file, agent.Source{Path: file}, dir
+				if folder, err := trust.Folder(dir); err == nil {
+					root = folder // as the trust store keys it
+				}
 			}
 		}
 	}
