@@ -14,6 +14,7 @@ import (
 	"github.com/kosong-host/kosong-host/agents"
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/spec"
+	"github.com/kosong-host/kosong-host/host/trust"
 )
 
 // noAgentAnnotation marks commands that use no agent spec (init, sessions,
@@ -21,8 +22,10 @@ import (
 const noAgentAnnotation = "kosong-host/no-agent"
 
 // findAgent picks the agent spec for the command: --agent, else the first
-// of ./.kosong/agent.yaml, ./agent.yaml,
-// $XDG_CONFIG_HOME/kosong-host/agent.yaml, else the built-in default. It
+// of ./.kosong/agent.yaml, ./agent.yaml, the .kosong/agent.yaml of a folder
+// above up to the repository root (under that folder's trust:
+// gateAncestor), $XDG_CONFIG_HOME/kosong-host/agent.yaml, else the
+// built-in default. It
 // sets g.agentPath (what the commands load) and g.agentSource (what the
 // banner and `tools list` show). The folder's own agent file and .env are
 // used only in a trusted folder (gateWorkspace).
@@ -46,7 +49,56 @@ func (g *globals) findAgent(cmd *cobra.Command, args []string) error {
 		return exitCode(2, errors.Join(err, berr))
 	}
 	g.agentPath, g.agentSource = src.Path, src
-	return g.gateWorkspace(cmd, args, wd)
+	root := ""
+	if !src.Explicit && (src.Builtin || filepath.IsAbs(src.Path)) {
+		// No project agent in the work dir: a sub-folder of a project
+		// uses the project's.
+		if dir, file := ancestorAgent(wd); file != "" {
+			ok, err := g.gateAncestor(cmd, args, dir, file)
+			if err != nil {
+				return err
+			}
+			if ok {
+				g.agentPath, g.agentSource, root = file, agent.Source{Path: file}, dir
+				if folder, err := trust.Folder(dir); err == nil {
+					root = folder // as the trust store keys it
+				}
+			}
+		}
+	}
+	if err := g.gateWorkspace(cmd, args, wd); err != nil {
+		return err
+	}
+	if root != "" && !g.trust {
+		// /reload checks the project folder's files again.
+		g.trustedProject, g.agentFolder = true, root
+	}
+	return nil
+}
+
+// ancestorAgent finds the project agent of a sub-folder: the nearest
+// .kosong/agent.yaml in a folder above wd, up to the repository root (the
+// folder holding .git); none outside a repository.
+func ancestorAgent(wd string) (dir, file string) {
+	root := ""
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			root = d
+			break
+		}
+		if filepath.Dir(d) == d {
+			return "", ""
+		}
+	}
+	for d := filepath.Dir(wd); len(d) >= len(root) && d != wd; d = filepath.Dir(d) {
+		if f := filepath.Join(d, ".kosong", "agent.yaml"); isFileAt(f) {
+			return d, f
+		}
+		if d == root {
+			break
+		}
+	}
+	return "", ""
 }
 
 var builtinAgents struct {

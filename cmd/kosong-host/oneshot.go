@@ -41,7 +41,7 @@ func oneShot(ctx context.Context, conv *conversation.Conversation, input string,
 	start := len(conv.History())
 	res, err := conv.Turn(ctx, input)
 	history := conv.History()
-	text := finalText(history[min(start, len(history)):])
+	text, answered := finalText(history[min(start, len(history)):])
 	n := refused.count()
 	if jp, ok := fe.printer.(*repl.JSONPrinter); ok && streamJSON {
 		ev := streamjson.ResultEvent{Text: text, StopReason: string(res.Reason), Usage: res.Usage, SessionID: conv.ID(),
@@ -50,7 +50,9 @@ func oneShot(ctx context.Context, conv *conversation.Conversation, input string,
 			ev.Error = err.Error()
 		}
 		jp.Result(ev)
-	} else if text != "" {
+	} else if text != "" && err == nil && answered {
+		// A failed or cut-short turn has no answer: its last text was
+		// said on the way (stderr has it), not the result.
 		if isTerminal(stdout) && os.Getenv("NO_COLOR") == "" {
 			text = repl.RenderMarkdown(text, terminalWidth(stdout))
 		}
@@ -62,14 +64,16 @@ func oneShot(ctx context.Context, conv *conversation.Conversation, input string,
 	return turnExit(res, err, n, streamJSON)
 }
 
-// finalText is the text of the last assistant message of msgs: the answer.
-func finalText(msgs []providers.Message) string {
+// finalText is the text of the last assistant message of msgs; answered
+// says it called no tool, so it is the answer rather than text said on the
+// way to a tool call.
+func finalText(msgs []providers.Message) (text string, answered bool) {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if msgs[i].Role == providers.RoleAssistant {
-			return strings.TrimSpace(msgs[i].Text())
+			return strings.TrimSpace(msgs[i].Text()), len(msgs[i].ToolCalls) == 0
 		}
 	}
-	return ""
+	return "", false
 }
 
 // terminalWidth is the width of the terminal w, or 0.

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -14,6 +16,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/mcpclient"
 	"github.com/kosong-host/kosong-host/host/plugin"
+	"github.com/kosong-host/kosong-host/host/suggest"
 	"github.com/kosong-host/kosong-host/providers/config"
 )
 
@@ -39,16 +42,27 @@ type globals struct {
 	// says its agent file runs because the store trusts it.
 	folder         string
 	trustedProject bool
+	// agentFolder is the project folder above the work dir whose
+	// .kosong/agent.yaml runs ("" when the agent is not from one).
+	agentFolder string
 }
 
 func newRootCmd() *cobra.Command {
 	g := &globals{}
 	root := &cobra.Command{
-		Use:           "kosong-host",
-		Short:         "Run LLM agents whose tools live in separate plugin binaries",
+		Use:   "kosong-host",
+		Short: "Run LLM agents whose tools live in separate plugin binaries",
+		Long: `Run LLM agents whose tools live in separate plugin binaries.
+
+kosong-host alone, in a terminal, starts an interactive session as
+kosong-host run does (run --help for its flags); without a terminal it
+needs a command (kosong-host run -p PROMPT for one turn).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if isGroup(cmd) {
+				return nil // it shows its help
+			}
 			if err := checkPluginDirs(g.pluginDirs); err != nil {
 				return err
 			}
@@ -70,7 +84,7 @@ func newRootCmd() *cobra.Command {
 	root.SetVersionTemplate("kosong-host {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return exitCode(2, err) })
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.agentPath, "agent", "", "agent spec file (default: the first of ./.kosong/agent.yaml, ./agent.yaml, $XDG_CONFIG_HOME/kosong-host/agent.yaml, else the built-in default agent; the folder's own only in a trusted folder: see kosong-host trust)")
+	pf.StringVar(&g.agentPath, "agent", "", "agent spec file (default: the first of ./.kosong/agent.yaml, ./agent.yaml, .kosong/agent.yaml of a folder above up to the repository root, $XDG_CONFIG_HOME/kosong-host/agent.yaml, else the built-in default agent; the folder's own only in a trusted folder: see kosong-host trust)")
 	pf.BoolVar(&g.trust, "trust", false, "trust the current folder's project files (.kosong/agent.yaml or agent.yaml, what it runs, .env) for this run without asking or recording it; see kosong-host trust")
 	pf.StringVar(&g.logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error, off")
 	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for kosong-plugin-NAME binaries (repeatable; before KOSONG_PLUGIN_PATH, plugins/ beside the binary and the built-in plugins)")
@@ -78,13 +92,65 @@ func newRootCmd() *cobra.Command {
 	pf.StringArrayVar(&g.mcpConfigs, "mcp-config-file", nil, `MCP config file ({"mcpServers": ...}), repeatable`)
 	pf.DurationVar(&g.mcpWait, "mcp-startup-timeout", mcpclient.DefaultStartTimeout,
 		"how long the first model request waits for MCP servers; a slower one keeps starting (within its startup_timeout) and its tools join when it is up")
-	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd(), newPluginsCmd(g), newMCPCmd(g), newModelsCmd(g), newPluginServeCmd(), newSandboxExecCmd(), newPermissionsCmd(g), newTrustCmd(g))
+	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd(), newPluginsCmd(g), newMCPCmd(g), newModelsCmd(g), newPluginServeCmd(), newSandboxExecCmd(), newPermissionsCmd(g), newTrustCmd(g), newSetupCmd())
 	addProjectCmds(root, g)
-	if runCmd := newRunCmd(g); runCmd != nil {
-		root.AddCommand(runCmd)
+	runCmd := newRunCmd(g)
+	root.AddCommand(runCmd)
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return runAlone(cmd, runCmd) }
+	for _, c := range root.Commands() {
+		guardGroup(c)
 	}
 	return root
 }
+
+// runAlone is `kosong-host` with no command: in a terminal, the
+// interactive session of `run`; without one (a script, a pipe), the usage
+// and exit 2, so that a script names what it runs and its stdin is never
+// taken for a prompt unasked.
+func runAlone(root, runCmd *cobra.Command) error {
+	if !isTerminal(root.InOrStdin()) {
+		root.SetOut(root.ErrOrStderr())
+		_ = root.Usage()
+		return exitCode(2, errors.New("no command: without a terminal give one, e.g. kosong-host run -p PROMPT (kosong-host alone starts a session in a terminal)"))
+	}
+	runCmd.SetContext(root.Context())
+	runCmd.SetIn(root.InOrStdin())
+	runCmd.SetOut(root.OutOrStdout())
+	runCmd.SetErr(root.ErrOrStderr())
+	return runCmd.RunE(runCmd, nil)
+}
+
+// guardGroup makes a command group (tools, plugins, mcp, ...) and the
+// groups under it refuse an unknown subcommand as the root does: exit 2,
+// with a "did you mean"; the group alone still shows its help.
+func guardGroup(c *cobra.Command) {
+	if !c.HasSubCommands() {
+		return
+	}
+	for _, sub := range c.Commands() {
+		guardGroup(sub)
+	}
+	if c.Runnable() {
+		return
+	}
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		var names []string
+		for _, sub := range cmd.Commands() {
+			if sub.IsAvailableCommand() {
+				names = append(names, sub.Name())
+			}
+		}
+		return exitCode(2, fmt.Errorf("unknown command %q for %q%s (commands: %s)", args[0], cmd.CommandPath(),
+			suggest.Hint(args[0], names), strings.Join(names, ", ")))
+	}
+	c.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+}
+
+// isGroup: c only groups subcommands (guardGroup); it needs no agent.
+func isGroup(c *cobra.Command) bool { return c.HasParent() && c.HasSubCommands() }
 
 // loadOptions are the agent load options shared by every command.
 func (g *globals) loadOptions(decider approval.Decider, sessionID, stateDir string) (agent.Options, error) {

@@ -54,6 +54,8 @@ type runFlags struct {
 	interactive   bool
 	streamIdle    time.Duration
 	watchAgent    bool
+	// noStdin: --no-stdin, stdin is never read as the prompt or context.
+	noStdin bool
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -101,6 +103,7 @@ allows them, unless --yolo is given.`,
 	fl.DurationVar(&f.streamIdle, "stream-idle-timeout", 0, "fail a model response (and retry it) when its stream sends nothing for this long (default: the configuration's stream_idle_timeout, else 5m)")
 	fl.BoolVar(&f.yolo, "yolo", false, "approve every action without asking")
 	fl.BoolVar(&f.watchAgent, "watch-agent", false, "reload the agent when agent.yaml (its extend chain) or its lock file changes, checked before every step")
+	fl.BoolVar(&f.noStdin, "no-stdin", false, "never read stdin as the prompt or as context of -p (otherwise piped stdin that sends nothing for 2s is left unread)")
 	fl.BoolVarP(&f.interactive, "interactive", "i", false, "run the interactive session even when stdin is not a terminal (prompts and approval answers are read line by line)")
 	return cmd
 }
@@ -113,8 +116,11 @@ type runMode struct {
 
 // decideMode: a prompt (-p or the argument) runs one turn, with piped
 // stdin added to it as context; else a terminal on stdin (or
-// --interactive) runs the REPL; else stdin holds the prompt.
-func decideMode(f *runFlags, args []string, stdin io.Reader, stdinTTY bool) (runMode, error) {
+// --interactive) runs the REPL; else stdin holds the prompt. Piped stdin
+// beside a prompt is read only when it sends something or is closed
+// within stdinWait (an open pipe that sends nothing, as from a script or a
+// CI step, is left unread and said so on stderr); --no-stdin never reads it.
+func decideMode(f *runFlags, args []string, stdin io.Reader, stdinTTY bool, stderr io.Writer) (runMode, error) {
 	prompt := f.prompt
 	if len(args) > 0 {
 		if prompt != "" {
@@ -122,20 +128,16 @@ func decideMode(f *runFlags, args []string, stdin io.Reader, stdinTTY bool) (run
 		}
 		prompt = strings.Join(args, " ")
 	}
-	readStdin := func() (string, error) {
-		data, err := io.ReadAll(stdin)
-		if err != nil {
-			return "", fmt.Errorf("reading stdin: %w", err)
-		}
-		return strings.TrimSpace(string(data)), nil
-	}
 	switch {
-	case prompt != "" && (stdinTTY || f.interactive):
+	case prompt != "" && (stdinTTY || f.interactive || f.noStdin):
 		return runMode{oneShot: true, input: prompt}, nil
 	case prompt != "":
-		piped, err := readStdin()
+		piped, ok, err := (&pipedStdin{r: stdin}).read(stdinWait)
 		if err != nil {
 			return runMode{}, err
+		}
+		if !ok {
+			fmt.Fprintf(stderr, "stdin sent nothing within %s and is still open: running without it (--no-stdin skips it)\n", stdinWait)
 		}
 		if piped != "" {
 			prompt += "\n\n<stdin>\n" + piped + "\n</stdin>"
@@ -143,8 +145,15 @@ func decideMode(f *runFlags, args []string, stdin io.Reader, stdinTTY bool) (run
 		return runMode{oneShot: true, input: prompt}, nil
 	case stdinTTY || f.interactive:
 		return runMode{}, nil
+	case f.noStdin:
+		return runMode{}, errors.New("no prompt: give one with -p (--no-stdin leaves stdin unread)")
 	}
-	input, err := readStdin()
+	in := &pipedStdin{r: stdin}
+	input, ok, err := in.read(stdinWait)
+	if err == nil && !ok {
+		fmt.Fprintf(stderr, "reading the prompt from stdin (nothing yet after %s; close it to send, or give the prompt with -p)\n", stdinWait)
+		input, _, err = in.read(0)
+	}
 	if err != nil {
 		return runMode{}, err
 	}
@@ -152,6 +161,57 @@ func decideMode(f *runFlags, args []string, stdin io.Reader, stdinTTY bool) (run
 		return runMode{}, errors.New("no prompt: give one with -p, on stdin, or run in a terminal for an interactive session")
 	}
 	return runMode{oneShot: true, input: input}, nil
+}
+
+// stdinWait is how long a run waits for piped stdin to send its first
+// byte (or close) before going on without it.
+var stdinWait = 2 * time.Second
+
+// pipedStdin reads piped stdin with a bounded wait for its first byte.
+type pipedStdin struct {
+	r io.Reader
+	// first is the first read, which may outlive a wait: the next read
+	// takes its result instead of reading again.
+	first chan stdinChunk
+}
+
+type stdinChunk struct {
+	data []byte
+	err  error
+}
+
+// read reads stdin to its end, trimmed, once it sends its first byte or
+// closes within wait (0: no limit); ok is false when it did neither.
+func (p *pipedStdin) read(wait time.Duration) (text string, ok bool, err error) {
+	if p.first == nil {
+		p.first = make(chan stdinChunk, 1)
+		go func() {
+			buf := make([]byte, 32*1024)
+			n, err := p.r.Read(buf)
+			p.first <- stdinChunk{buf[:n], err}
+		}()
+	}
+	var first stdinChunk
+	if wait > 0 {
+		select {
+		case first = <-p.first:
+		case <-time.After(wait):
+			return "", false, nil
+		}
+	} else {
+		first = <-p.first
+	}
+	data := first.data
+	if first.err == nil {
+		rest, err := io.ReadAll(p.r)
+		if err != nil {
+			return "", true, fmt.Errorf("reading stdin: %w", err)
+		}
+		data = append(data, rest...)
+	} else if first.err != io.EOF {
+		return "", true, fmt.Errorf("reading stdin: %w", first.err)
+	}
+	return strings.TrimSpace(string(data)), true, nil
 }
 
 // turnExit maps the outcome of a one-shot turn to the exit status. The
@@ -216,6 +276,13 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	if err != nil {
 		return exitCode(2, err)
 	}
+	if !f.wire && firstRun(f, workDir, g.dotenvTrusted) {
+		if in, ok := stdin.(*os.File); ok && isTerminal(in) && isTerminal(stderr) {
+			if _, err := setup(in, stderr); err != nil {
+				return exitCode(2, err)
+			}
+		}
+	}
 	if err := checkModelAndProvider(f); err != nil {
 		return err
 	}
@@ -223,7 +290,7 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	if err != nil {
 		return exitCode(2, err)
 	}
-	mode, err := decideMode(f, args, stdin, isTerminal(stdin))
+	mode, err := decideMode(f, args, stdin, isTerminal(stdin), stderr)
 	if err != nil {
 		return exitCode(2, err)
 	}
@@ -254,7 +321,7 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 		if ctx.Err() != nil {
 			return exitCode(exitInterrupted, ctx.Err()) // Ctrl-C while the plugins started
 		}
-		return exitCode(2, pluginHint(err, cfg.Load.PluginDirs))
+		return exitCode(2, setupHint(pluginHint(err, cfg.Load.PluginDirs)))
 	}
 	defer conv.Close()
 	provider, a := conv.Provider(), conv.Agent()

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,10 +79,12 @@ func TestDecideMode(t *testing.T) {
 		{"--interactive on a pipe", runFlags{interactive: true}, nil, "a\nb\n", false, false, "", ""},
 		{"prompt on stdin", runFlags{}, nil, "  what is this?\n", false, true, "what is this?", ""},
 		{"empty stdin", runFlags{}, nil, " \n", false, false, "", "no prompt: give one with -p"},
+		{"-p with --no-stdin", runFlags{prompt: "hi", noStdin: true}, nil, "ignored", false, true, "hi", ""},
+		{"--no-stdin without a prompt", runFlags{noStdin: true}, nil, "ignored", false, false, "", "no prompt: give one with -p (--no-stdin"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := decideMode(&tt.flags, tt.args, strings.NewReader(tt.stdin), tt.tty)
+			m, err := decideMode(&tt.flags, tt.args, strings.NewReader(tt.stdin), tt.tty, io.Discard)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err %v", err)

@@ -97,8 +97,9 @@ func clip(s string, n int) string {
 	return s
 }
 
-// pickSession is the value of --resume given without an id.
-const pickSession = "\x00pick"
+// pickSession is the value of --resume given without an id (the help
+// shows it: --resume string[="pick"]); no session id is a word.
+const pickSession = "pick"
 
 // addSessionFlags adds -c/--continue and --resume [ID] to run.
 func addSessionFlags(fl *pflag.FlagSet, f *runFlags) {

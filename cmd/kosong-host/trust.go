@@ -229,6 +229,53 @@ func (g *globals) gateWorkspace(cmd *cobra.Command, args []string, wd string) er
 	return nil
 }
 
+// gateAncestor says whether the project agent file of dir, a folder
+// above the work dir, may run: --trust, or dir trusted with its project
+// files as they are now, or (an interactive run in a terminal) the user
+// trusts it when asked. Otherwise one line on stderr says it is ignored.
+func (g *globals) gateAncestor(cmd *cobra.Command, args []string, dir, file string) (bool, error) {
+	if g.trust {
+		return true, nil
+	}
+	folder, err := trust.Folder(dir)
+	if err != nil {
+		return false, exitCode(2, err)
+	}
+	p := scanFolder(folder)
+	store, err := trustStore()
+	if err != nil {
+		return false, exitCode(2, err)
+	}
+	entry, known, err := store.Lookup(folder)
+	if err != nil {
+		return false, exitCode(2, err)
+	}
+	if known && entry.Digest == p.Digest {
+		return true, nil
+	}
+	stderr := cmd.ErrOrStderr()
+	if mayAskTrust(cmd, args) {
+		fmt.Fprintf(stderr, "The project folder %s holds the agent of this sub-folder.\n", folder)
+		yes, err := askTrust(cmd.InOrStdin(), stderr, p, known)
+		if err != nil {
+			return false, exitCode(2, err)
+		}
+		if yes {
+			if err := store.Trust(folder, p.Digest); err != nil {
+				return false, exitCode(2, err)
+			}
+			fmt.Fprintf(stderr, "trusted %s (kosong-host trust --revoke %s undoes it)\n", folder, folder)
+			return true, nil
+		}
+	}
+	why := "that folder is not trusted"
+	if known {
+		why = "that folder's project files changed since it was trusted"
+	}
+	fmt.Fprintf(stderr, "kosong-host: ignoring %s: %s; review and trust it with `kosong-host trust %s`, or pass --trust\n", file, why, folder)
+	return false, nil
+}
+
 // reloadAllowed vets a reload of a project agent the trust store let
 // run: the folder's project files must still be those trusted (a model
 // that rewrote agent.yaml does not get its new rules, hooks or plugins).
@@ -239,6 +286,9 @@ func (g *globals) reloadAllowed() func() error {
 		return nil
 	}
 	folder := g.folder
+	if g.agentFolder != "" {
+		folder = g.agentFolder
+	}
 	return func() error {
 		ok, err := trustedAsNow(folder)
 		if err != nil {
@@ -298,8 +348,8 @@ func fallbackAgent() (agent.Source, error) {
 // folder: only an interactive `run` (no prompt, no --wire) with a
 // terminal on stdin and stderr.
 func mayAskTrust(cmd *cobra.Command, args []string) bool {
-	if cmd.Name() != "run" || cmd.Parent() != cmd.Root() {
-		return false
+	if cmd != cmd.Root() && (cmd.Name() != "run" || cmd.Parent() != cmd.Root()) {
+		return false // only run, or kosong-host alone (a session)
 	}
 	flag := func(name string) string {
 		if f := cmd.Flags().Lookup(name); f != nil {

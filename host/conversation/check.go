@@ -61,7 +61,7 @@ func Check(ctx context.Context, cfg Config) (*Checked, error) {
 		problem(err)
 	}
 	opts := providerOptions(cfg, s)
-	if _, err := registry.Select(opts); err != nil {
+	if _, err := selectModel(opts); err != nil {
 		if missingKey(opts) {
 			out.Warnings = append(out.Warnings, err.Error()+" (needed by run, not by validate)")
 		} else {

@@ -180,7 +180,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	if err != nil {
 		return nil, err
 	}
-	sel, err := registry.Select(providerOptions(cfg, s))
+	sel, err := selectModel(providerOptions(cfg, s))
 	if err != nil {
 		return nil, err
 	}
@@ -447,7 +447,7 @@ func (asm *assembly) setModel(alias string, history []providers.Message) (*loop.
 	cfg := asm.cfg
 	cfg.Provider = registry.Options{Model: alias, BaseURL: cfg.Provider.BaseURL, Getenv: cfg.Provider.Getenv,
 		StreamIdleTimeout: cfg.Provider.StreamIdleTimeout, IgnoreDotEnv: cfg.Provider.IgnoreDotEnv}
-	sel, err := registry.Select(providerOptions(cfg, asm.spec))
+	sel, err := selectModel(providerOptions(cfg, asm.spec))
 	if err != nil {
 		return nil, err
 	}

@@ -232,3 +232,37 @@ func TestNewCannotChange(t *testing.T) {
 		t.Fatalf("SetModel: %v", err)
 	}
 }
+
+// TestSetModelRefusesUnknownNames: /model takes an alias, the model of an
+// alias or PROVIDER/MODEL; a near miss gets a "did you mean", and a refused
+// name leaves the model as it was.
+func TestSetModelRefusesUnknownNames(t *testing.T) {
+	cfg := setup(t, map[string]string{"script.yaml": "turns:\n  - text: Hello.\n",
+		"config.yaml": "providers:\n  local: {type: openai-compatible, base_url: \"http://127.0.0.1:1/v1\"}\n" +
+			"models:\n  big: {provider: local, model: big-model, max_context_size: 200000}\n"})
+	conv, err := Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conv.Close()
+	for name, want := range map[string]string{
+		"bgi":  `model "bgi" is not a model alias (aliases in ` + cfg.ConfigPath + `: big) nor a known model: name a provider's model as PROVIDER/MODEL (providers: local, kimi, openai, anthropic, google, scripted) (did you mean big?)`,
+		"nope": `model "nope" is not a model alias`,
+	} {
+		err := conv.SetModel(context.Background(), name)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("SetModel(%s) = %v, want %q", name, err, want)
+		}
+		if conv.Provider().Name() != registry.Scripted {
+			t.Fatalf("a refused SetModel changed the provider to %s", conv.Provider().Name())
+		}
+	}
+	for name, want := range map[string]int64{"big": 200000, "local/other": 0, "big-model": 200000} {
+		if err := conv.SetModel(context.Background(), name); err != nil {
+			t.Fatalf("SetModel(%s): %v", name, err)
+		}
+		if conv.Provider().Name() != "local" || conv.MaxContextSize() != want {
+			t.Errorf("SetModel(%s): %s/%s window %d, want local, window %d", name, conv.Provider().Name(), conv.Provider().Model(), conv.MaxContextSize(), want)
+		}
+	}
+}

@@ -38,7 +38,7 @@ func init() {
 		{"/help", "", "show the commands and keys", (*REPL).cmdHelp},
 		{"/clear", "", "start a new session (the current one is kept on disk)", (*REPL).cmdClear},
 		{"/compact", "[INSTRUCTION]", "summarise the history now, keeping what INSTRUCTION asks", (*REPL).cmdCompact},
-		{"/model", "[ALIAS]", "show the model, or switch to a model alias", (*REPL).cmdModel},
+		{"/model", "[ALIAS]", "show the model, or switch to a model alias (or PROVIDER/MODEL)", (*REPL).cmdModel},
 		{"/tools", "", "list the tools: loaded, and skipped with the reason", (*REPL).cmdTools},
 		{"/tasks", "", "list the running background tasks", (*REPL).cmdTasks},
 		{"/reload", "", "reload the agent file: changed plugins restart, the tools change from the next step", (*REPL).cmdReload},
@@ -165,25 +165,6 @@ func (r *REPL) cmdCompact(ctx context.Context, arg string) bool {
 	default:
 		r.say("History compacted (%s tokens used for the summary).", compactTokens(usage.Total()))
 	}
-	return false
-}
-
-func (r *REPL) cmdModel(ctx context.Context, arg string) bool {
-	p := r.conv.Provider()
-	if p == nil {
-		r.say("/model is not available in this run")
-		return false
-	}
-	if arg == "" {
-		r.say("model: %s/%s (switch with /model ALIAS; `kosong-host models` lists the aliases)", p.Name(), p.Model())
-		return false
-	}
-	if err := r.conv.SetModel(ctx, arg); err != nil {
-		r.say("error: %v", err)
-		return false
-	}
-	p = r.conv.Provider()
-	r.say("model: %s/%s; the conversation carries on with it.", p.Name(), p.Model())
 	return false
 }
 

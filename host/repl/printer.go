@@ -330,7 +330,11 @@ func (p *TextPrinter) finished(e loop.ToolCallFinished) {
 	p.lastOutput = output
 	lines, before := tailLines(output, p.opts.OutputLines)
 	if before > 0 {
-		p.line(p.style(ansiDim, fmt.Sprintf("    │ … %d more lines (/last or Ctrl-O to see all)", before)))
+		more := fmt.Sprintf("    │ … %d more lines (/last or Ctrl-O to see all)", before)
+		if p.opts.OneShot { // no /last after the run
+			more = fmt.Sprintf("    │ … %d more lines", before)
+		}
+		p.line(p.style(ansiDim, more))
 	}
 	for _, l := range lines {
 		p.line(p.style(ansiDim, "    │ ") + oneLine(l, 160))

@@ -3,7 +3,7 @@ package suggest
 import "testing"
 
 func TestClosest(t *testing.T) {
-	known := []string{"echo", "Shell", "Think", "sonnet", "/help", "/model"}
+	known := []string{"echo", "Shell", "Think", "sonnet", "/help", "/model", "big"}
 	for _, c := range []struct{ name, want string }{
 		{"ecko", "echo"},
 		{"Ecko", "echo"},
@@ -14,6 +14,9 @@ func TestClosest(t *testing.T) {
 		{"/foo", ""},
 		{"zzzzzz", ""},
 		{"echo", ""},
+		{"bgi", "big"},
+		{"gbi", ""},
+		{"ohce", ""},
 	} {
 		if got := Closest(c.name, known); got != c.want {
 			t.Errorf("Closest(%q) = %q, want %q", c.name, got, c.want)

@@ -11,9 +11,13 @@
 //  3. Neither --provider nor --model: the agent's model (Options.ModelAlias)
 //     when set: an alias (or, for older agents, a provider name); else the
 //     file's default_model, when set.
-//  4. Otherwise the provider is --provider, else the provider of the file's
-//     default_model (when --model is a plain model name), else the first of
-//     kimi, openai, anthropic and google whose API key is set; the model is
+//  4. A --model that is not an alias is PROVIDER/MODEL (that provider's
+//     model), a plain name with --provider (a model of that provider), the
+//     model of an alias (that alias), or a built-in provider's default
+//     model (that provider); any other name is a ConfigError naming it
+//     (Unknown) and the names it could be (Known), so a typo is never sent.
+//  5. Otherwise the provider is --provider, else the first of kimi,
+//     openai, anthropic and google whose API key is set; the model is
 //     --model, else {P}_MODEL_NAME, else the provider's default.
 //
 // A provider name is one configured in the file, else a built-in one
@@ -111,6 +115,13 @@ type Options struct {
 type ConfigError struct {
 	Msg string
 	Err error
+	// Unknown is the model name that was not recognised, and Known the
+	// names it could have been (for a "did you mean"); empty otherwise.
+	Unknown string
+	Known   []string
+	// NoProvider: nothing chose a provider (no flag, alias, default_model
+	// or API key): a first run, which a front end may set up.
+	NoProvider bool
 }
 
 func (e *ConfigError) Error() string {
@@ -295,14 +306,18 @@ func Select(opts Options) (*Selection, error) {
 		}
 	}
 
+	if alias == nil && model != "" && name != Scripted {
+		var err error
+		if name, model, alias, err = r.rawModel(name, model); err != nil {
+			return nil, err
+		}
+	}
+
 	if name == Scripted {
 		return r.scripted()
 	}
 	if alias != nil {
 		name = alias.Provider
-	}
-	if name == "" && model != "" && r.file.DefaultModel != "" {
-		name = r.file.Models[r.file.DefaultModel].Provider
 	}
 	if name == "" {
 		var keys []string
@@ -320,7 +335,7 @@ func Select(opts Options) (*Selection, error) {
 				where = "default_model in " + r.file.Path
 			}
 			return nil, &ConfigError{Msg: fmt.Sprintf("no provider configured: set %s or %s, define %s, or use --provider scripted --script FILE",
-				strings.Join(keys[:len(keys)-1], ", "), keys[len(keys)-1], where)}
+				strings.Join(keys[:len(keys)-1], ", "), keys[len(keys)-1], where), NoProvider: true}
 		}
 	}
 	prov, ok := r.lookup(name)
@@ -334,6 +349,52 @@ func Select(opts Options) (*Selection, error) {
 		model = r.getenvOf(prov.Type, func(b Builtin) string { return b.ModelEnv })
 	}
 	return r.build(prov, alias, model)
+}
+
+// rawModel resolves a --model that is not a model alias. PROVIDER/MODEL
+// names a provider's model; with --provider, a plain name is a model of
+// that provider; without, a plain name must be known: the model of an alias
+// (that alias), or a built-in provider's default model (that provider).
+// Anything else is refused, so that a typo never goes out as a model name.
+func (r *resolver) rawModel(name, model string) (string, string, *config.Model, error) {
+	if p, rest, ok := strings.Cut(model, "/"); ok && rest != "" && (name == "" || name == p) && r.isProvider(p) {
+		if _, configured := r.file.Providers[p]; !configured {
+			p = strings.ToLower(p)
+		}
+		return p, rest, nil, nil
+	}
+	if name != "" {
+		return name, model, nil, nil
+	}
+	for _, a := range r.file.Aliases() {
+		if m := r.file.Models[a]; m.Model == model {
+			return "", model, &m, nil
+		}
+	}
+	for _, b := range Builtins() {
+		if b.Model == model {
+			return b.Name, model, nil, nil
+		}
+	}
+	return "", "", nil, &ConfigError{Msg: fmt.Sprintf("model %q is not a model alias (%s) nor a known model: name a provider's model as PROVIDER/MODEL (providers: %s)",
+		model, r.aliasesText(), strings.Join(r.providerNames(), ", ")), Unknown: model, Known: r.modelNames()}
+}
+
+// modelNames are the names --model takes without a provider: the aliases,
+// their models and the built-in providers' default models.
+func (r *resolver) modelNames() []string {
+	names := r.file.Aliases()
+	for _, a := range r.file.Aliases() {
+		if m := r.file.Models[a].Model; !slices.Contains(names, m) {
+			names = append(names, m)
+		}
+	}
+	for _, b := range Builtins() {
+		if !slices.Contains(names, b.Model) {
+			names = append(names, b.Model)
+		}
+	}
+	return names
 }
 
 func (r *resolver) scripted() (*Selection, error) {

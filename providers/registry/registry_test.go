@@ -114,7 +114,7 @@ func TestNew(t *testing.T) {
 		{name: "google env", opts: registry.Options{Provider: "google"},
 			env:  map[string]string{"GOOGLE_API_KEY": "g", "GOOGLE_MODEL_NAME": "gemini-2.5-pro", "GOOGLE_BASE_URL": "http://proxy.example"},
 			want: "google", model: "gemini-2.5-pro", baseURL: "http://proxy.example"},
-		{name: "options override env", opts: registry.Options{Model: "flag-model", BaseURL: "http://flag.example/v1"},
+		{name: "options override env", opts: registry.Options{Model: "openai/flag-model", BaseURL: "http://flag.example/v1"},
 			env:  map[string]string{"OPENAI_API_KEY": "o", "OPENAI_MODEL_NAME": "env-model", "OPENAI_BASE_URL": "http://env.example/v1"},
 			want: "openai", model: "flag-model", baseURL: "http://flag.example/v1"},
 		{name: "environment wins over .env", env: map[string]string{"KIMI_API_KEY": "k", "KIMI_MODEL_NAME": "from-env"},
@@ -149,8 +149,16 @@ func TestNew(t *testing.T) {
 			want: "filekey", baseURL: "http://flag.example"},
 		{name: "alias's model is not overridden by the env", config: true, opts: registry.Options{Model: "flash"}, env: map[string]string{"GOOGLE_MODEL_NAME": "other"},
 			want: "gem", model: "gemini-2.5-flash"},
-		{name: "plain --model goes to the default's provider", config: true, opts: registry.Options{Model: "claude-opus-4-1"}, env: map[string]string{"WORK_KEY": "w"},
+		{name: "PROVIDER/MODEL names a provider's model", config: true, opts: registry.Options{Model: "work/claude-opus-4-1"}, env: map[string]string{"WORK_KEY": "w"},
 			want: "work", model: "claude-opus-4-1", noAlias: true},
+		{name: "PROVIDER/MODEL of a built-in", opts: registry.Options{Model: "openai/gpt-4o"}, env: map[string]string{"OPENAI_API_KEY": "o", "KIMI_API_KEY": "k"},
+			want: "openai", model: "gpt-4o"},
+		{name: "a slash in a model name of --provider", config: true, opts: registry.Options{Provider: "local", Model: "qwen/qwen3"},
+			want: "local", model: "qwen/qwen3"},
+		{name: "the model of an alias is that alias", config: true, opts: registry.Options{Model: "gemini-2.5-flash"}, env: map[string]string{"GOOGLE_API_KEY": "g"},
+			want: "gem", model: "gemini-2.5-flash", alias: "flash"},
+		{name: "a built-in's default model", opts: registry.Options{Model: "gpt-5"}, env: map[string]string{"OPENAI_API_KEY": "o", "KIMI_API_KEY": "k"},
+			want: "openai", model: "gpt-5"},
 		{name: "configured provider replaces a built-in", config: true, opts: registry.Options{Provider: "kimi"}, env: map[string]string{"KIMI_API_KEY": "k"},
 			want: "kimi", model: "kimi-k2-turbo-preview", baseURL: "https://kimi.example.com/v1"},
 		{name: "built-in provider of an alias", config: true, opts: registry.Options{Model: "gpt"}, env: map[string]string{"OPENAI_API_KEY": "o"},
@@ -236,6 +244,10 @@ func TestNewErrors(t *testing.T) {
 			want: `model "opus" is not a model alias (aliases in CONFIG: flash, gpt, qwen, small, sonnet) nor a provider (filekey, gem, kimi, local, work, openai, anthropic, google, scripted)`},
 		{name: "alias of another provider", config: configFile, opts: registry.Options{Model: "small", Provider: "work"},
 			want: "--model small is an alias of provider filekey, not of work"},
+		{name: "unknown plain model", config: configFile, opts: registry.Options{Model: "nope"}, env: map[string]string{"WORK_KEY": "w"},
+			want: `model "nope" is not a model alias (aliases in CONFIG: flash, gpt, qwen, small, sonnet) nor a known model: name a provider's model as PROVIDER/MODEL`},
+		{name: "unknown plain model, no file", opts: registry.Options{Model: "claude-opus-4-1"}, env: map[string]string{"ANTHROPIC_API_KEY": "a"},
+			want: `model "claude-opus-4-1" is not a model alias (no configuration file) nor a known model`},
 		{name: "openai-compatible without model", config: configFile, opts: registry.Options{Provider: "local"},
 			want: "provider local has no default model: use --model NAME or a model alias"},
 	}
@@ -257,6 +269,9 @@ func TestNewErrors(t *testing.T) {
 			var ce *registry.ConfigError
 			if !errors.As(err, &ce) {
 				t.Fatalf("New = %v, %v; want a *ConfigError", p, err)
+			}
+			if first := strings.HasPrefix(tt.name, "nothing configured"); ce.NoProvider != first {
+				t.Errorf("NoProvider %v, want %v", ce.NoProvider, first)
 			}
 			if want := strings.ReplaceAll(tt.want, "CONFIG", cfgPath); !strings.Contains(err.Error(), want) {
 				t.Errorf("error %q does not contain %q", err, want)
