@@ -126,6 +126,15 @@ type TerminalConfig struct {
 	ShowLast string
 }
 
+// reserveRows makes sure there are three rows below the cursor, scrolling
+// the screen up as far as needed when the cursor is near the bottom;
+// written at the start of a line, it changes nothing else. The line editor
+// draws the input line and then moves the cursor down a row and back up;
+// on the bottom row the terminal ignores the move down but not the move
+// up, so the cursor would land on the line above and the next key would
+// overwrite it. Three rows keep an input line of up to three rows right.
+const reserveRows = "\n\n\n\x1b[3A"
+
 // NewTerminal reads the prompts from the terminal on stdin with
 // github.com/reeflective/readline: Emacs keys, history (Up/Down, Ctrl-R
 // incremental search), Tab completion and bracketed paste, so a paste is
@@ -137,9 +146,12 @@ func NewTerminal(cfg TerminalConfig) (LineReader, error) {
 	rl := readline.NewShell()
 	_ = rl.Config.Set("enable-bracketed-paste", true)
 	_ = rl.Config.Set("history-autosuggest", false)
-	// The prompt always starts a line, so the editor need not ask the
-	// terminal where the cursor is; asking (ESC [6n) loses the keys typed
-	// ahead of the prompt that arrive with the terminal's answer.
+	// The editor may ask the terminal where the cursor is (ESC [6n) each
+	// time it draws the line, to keep its rows on the screen; but it reads
+	// the answer itself and drops the keys that arrive with it, so keys
+	// typed while it asks are lost (one in two over a slow link). It is
+	// not asked: the rows the input line needs are made before the prompt
+	// is drawn (reserveRows).
 	_ = rl.Config.Set("cursor-position-probe", false)
 	rl.Keymap.Register(map[string]func(){
 		"kosong-insert-newline": func() { rl.Cursor().InsertAt('\n') },
@@ -188,6 +200,7 @@ func NewTerminal(cfg TerminalConfig) (LineReader, error) {
 		mu.Lock()
 		prompt = p
 		mu.Unlock()
+		os.Stdout.WriteString(reserveRows)
 		line, err := rl.Readline()
 		os.Stdout.WriteString(bracketedPasteOn) // Readline turns it off
 		if errors.Is(err, readline.ErrInterrupt) {
