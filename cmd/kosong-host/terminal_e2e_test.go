@@ -285,6 +285,7 @@ turns:
 	term.Send("run it\r")
 	term.Expect("thinking") // the model is working
 	term.Send("1")          // typed ahead, before the question
+	term.Expect("> 1")      // into the input line, for the next prompt
 	term.Expect("Shell wants approval to run command")
 	term.Expect("echo ran > ran.txt")
 	term.Expect("[1] approve once  [2] approve for this session  [3] reject  [4] reject with feedback")
@@ -297,6 +298,7 @@ turns:
 	term.Expect("feedback: ")
 	term.Send("do not run it\r")
 	term.Expect("Not run, as you asked.")
+	term.Send("\x15") // Ctrl-U: the 1 typed ahead starts the prompt
 	term.Exit()
 	if fileExists(filepath.Join(work, "ran.txt")) {
 		t.Fatal("the rejected command ran")
@@ -370,10 +372,12 @@ func TestTerminalMarkdown(t *testing.T) {
 	term.Send("show\r")
 	term.Expect("bold")
 	term.Expect("[1 step")
+	// The screen shows it rendered (it streams in raw, and is rendered
+	// block by block as each is complete).
+	shown := strings.Join(term.Screen().Lines(), "\n")
 	term.Exit()
-	out := term.Output()
-	if strings.Contains(out, "**bold**") || strings.Contains(out, "|---|") || !strings.Contains(out, "\x1b[") {
-		t.Errorf("the Markdown was not rendered:\n%q", out)
+	if out := term.Output(); strings.Contains(shown, "**bold**") || strings.Contains(shown, "|---|") || !strings.Contains(out, "\x1b[") {
+		t.Errorf("the Markdown was not rendered:\n%s", shown)
 	}
 
 	work := writeFiles(t, map[string]string{"script.yaml": script})

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -17,6 +19,11 @@ import (
 type terminalKeys struct {
 	in  *os.File
 	out io.Writer
+
+	// While a turn runs, watchTurn reads the keys typed (typing_linux.go);
+	// a question holds it off.
+	held    atomic.Int32
+	reading sync.Mutex
 }
 
 // NewKeys returns the KeyReader of the terminal in: it switches the

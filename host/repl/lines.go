@@ -36,6 +36,7 @@ type LineReader interface {
 type reader struct {
 	read      func(prompt string) (string, error)
 	setPrompt func(prompt string)
+	setDraft  func(text string)
 	addHist   func(line string)
 	close     func() error
 
@@ -83,6 +84,14 @@ func (r *reader) ReadLine(ctx context.Context, prompt string) (string, error) {
 		return res.line, res.err
 	case <-ctx.Done():
 		return "", ctx.Err()
+	}
+}
+
+// SetDraft makes the next prompt start with text in its input line (a
+// terminal; elsewhere it does nothing).
+func (r *reader) SetDraft(text string) {
+	if r.setDraft != nil {
+		r.setDraft(text)
 	}
 }
 
@@ -155,7 +164,19 @@ func NewTerminal(cfg TerminalConfig) (LineReader, error) {
 	_ = rl.Config.Set("cursor-position-probe", false)
 	rl.Keymap.Register(map[string]func(){
 		"kosong-insert-newline": func() { rl.Cursor().InsertAt('\n') },
+		// Ctrl-C clears a line with text; on an empty line it is an
+		// interrupt (ReadLine returns ErrInterrupt).
+		"kosong-clear-or-interrupt": func() {
+			if rl.Line().Len() > 0 {
+				rl.Line().Set()
+				rl.Cursor().Set(0)
+				return
+			}
+			rl.Display.AcceptLine()
+			rl.History.Accept(false, false, readline.ErrInterrupt)
+		},
 	})
+	_ = rl.Config.Bind("emacs", inputrc.Unescape(`\C-c`), "kosong-clear-or-interrupt", false)
 	// Ctrl-J. An Enter typed ahead stays CR (see keepCarriageReturn), so
 	// it still submits. (Alt-Enter is not offered: the editor inserts an
 	// ESC-prefixed key's escape as text instead of running its bind.)
@@ -208,6 +229,11 @@ func NewTerminal(cfg TerminalConfig) (LineReader, error) {
 		}
 		return line, err
 	})
+	r.setDraft = func(text string) {
+		// Typed into the editor as keys: Ctrl-J (a newline) inserts a
+		// line; a tab would ask for completions.
+		rl.Keys.Feed(false, []rune(strings.ReplaceAll(text, "\t", "    "))...)
+	}
 	os.Stdout.WriteString(bracketedPasteOn)
 	restore := keepCarriageReturn(int(os.Stdin.Fd()))
 	r.close = func() error {

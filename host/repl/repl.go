@@ -22,6 +22,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/conversation"
@@ -62,7 +64,19 @@ type REPL struct {
 	mu         sync.Mutex
 	cancelTurn context.CancelFunc
 	conv       *conversation.Conversation
+
+	// What was typed during a turn (turninput.go): lines queued to run
+	// next, and the text the next prompt starts with.
+	queue      []string
+	draft      string
+	typing     *typing
+	typingStop func()
+	inTurn     atomic.Bool
+	eofTyped   atomic.Bool // Ctrl-D typed after a turn, before the prompt
 }
+
+// exitWithin: a second Ctrl-C at an empty prompt within this time leaves.
+const exitWithin = 2 * time.Second
 
 // New returns a REPL.
 func New(cfg Config) *REPL {
@@ -84,7 +98,7 @@ func (r *REPL) Asker() approval.Asker {
 	}
 	a := &asker{lines: r.cfg.Lines, keys: r.cfg.Keys, out: r.cfg.Prompts, printer: r.cfg.Printer, style: style,
 		interrupt: r.Interrupt}
-	return a.ask
+	return r.heldAsker(a.ask)
 }
 
 // Interrupt cancels the running turn, if any.
@@ -97,19 +111,33 @@ func (r *REPL) Interrupt() {
 }
 
 // Run reads prompts and runs a turn of conv for each until the input
-// ends, the user enters exit, quit or /exit, presses Ctrl-C at the prompt,
-// or ctx ends. Slash commands are run here. Turn errors are shown by the
-// printer and do not end the REPL.
+// ends (Ctrl-D on an empty line), the user enters exit, quit or /exit,
+// presses Ctrl-C twice at an empty prompt, or ctx ends. Slash commands
+// are run here. Turn errors are shown by the printer and do not end the
+// REPL.
 func (r *REPL) Run(ctx context.Context, conv *conversation.Conversation) error {
 	r.conv = conv
+	defer r.stopTyping()
+	var interrupted time.Time // the last Ctrl-C at the prompt
 	for {
-		line, err := r.readPrompt(ctx)
+		line, err := r.nextLine(ctx)
+		if err == nil {
+			r.startTyping()
+		}
 		switch {
-		case errors.Is(err, io.EOF), errors.Is(err, ErrInterrupt):
+		case errors.Is(err, io.EOF):
 			return nil
+		case errors.Is(err, ErrInterrupt):
+			if !interrupted.IsZero() && time.Since(interrupted) < exitWithin {
+				return nil
+			}
+			interrupted = time.Now()
+			r.say("press Ctrl-C again or Ctrl-D to exit")
+			continue
 		case err != nil:
 			return err
 		}
+		interrupted = time.Time{}
 		trimmed := strings.TrimSpace(line)
 		switch trimmed {
 		case "":
@@ -174,8 +202,11 @@ func (r *REPL) turn(ctx context.Context, input string) {
 		}
 	}
 	stop := r.watchInterrupts(cancel)
-	_, err := r.conv.Turn(tctx, input) // the printer shows the turn's errors
+	hide := r.showTyping()
+	res, err := r.conv.Turn(tctx, input) // the printer shows the turn's errors
 	stop()
+	hide()
+	r.afterTurn(tctx.Err() != nil && ctx.Err() == nil, res.Unsteered)
 	r.warnNotSaved(err)
 	r.tasksStatus()
 }
