@@ -24,11 +24,12 @@ func promptUnderUsage(typed string) func(s *screen) bool {
 
 // TestTerminalPromptAtTheBottom: on a small terminal whose screen has
 // filled, the prompt after each turn is on its own line under the usage
-// line, and typing writes after the prompt, over nothing.
+// line, and typing writes after the prompt, over nothing; also once the
+// terminal is resized.
 func TestTerminalPromptAtTheBottom(t *testing.T) {
 	var script strings.Builder
 	script.WriteString("turns:\n")
-	for i := 1; i <= 5; i++ {
+	for i := 1; i <= 6; i++ {
 		fmt.Fprintf(&script, "  - text: Answer number %d.\n", i)
 	}
 	work := writeFiles(t, map[string]string{"script.yaml": script.String()})
@@ -52,5 +53,17 @@ func TestTerminalPromptAtTheBottom(t *testing.T) {
 		return row > 1 && lines[row-1] == "> "+long[:78] && lines[row] == long[78:] && strings.HasPrefix(lines[row-2], "[1 step")
 	})
 	term.Send("\x15")
+
+	// A smaller terminal, then a larger one: the prompt and what is typed
+	// stay right, and so does the next turn's output.
+	for _, size := range [][2]int{{10, 60}, {16, 100}} {
+		term.Resize(size[0], size[1])
+		term.Send("resized")
+		term.ExpectScreen(fmt.Sprintf("the typed text after the prompt at %dx%d", size[1], size[0]), promptUnderUsage("resized"))
+		term.Send("\x15")
+	}
+	term.Send("question 6\r")
+	term.Expect("Answer number 6.")
+	term.ExpectScreen("the prompt under the usage line after a turn on the resized terminal", promptUnderUsage(""))
 	term.Exit()
 }

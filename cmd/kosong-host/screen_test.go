@@ -38,6 +38,26 @@ func blankRow(cols int) []rune {
 	return r
 }
 
+// Resize changes the screen's size as a terminal that does not reflow
+// does: rows and columns are cut or added, and the screen scrolls up if
+// the cursor's row is gone.
+func (s *screen) Resize(rows, cols int) {
+	if shift := s.row - (rows - 1); shift > 0 {
+		s.cells = s.cells[shift:]
+		s.row -= shift
+	}
+	cells := make([][]rune, rows)
+	for i := range cells {
+		cells[i] = blankRow(cols)
+		if i < len(s.cells) {
+			copy(cells[i], s.cells[i])
+		}
+	}
+	s.rows, s.cols, s.cells = rows, cols, cells
+	s.col = min(s.col, cols-1)
+	s.wrapNext = false
+}
+
 // Lines is the screen, one string a row, trailing blanks dropped.
 func (s *screen) Lines() []string {
 	out := make([]string, s.rows)

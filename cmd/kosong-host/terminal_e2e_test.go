@@ -32,14 +32,15 @@ type terminal struct {
 	pty   *os.File
 	cmd   *exec.Cmd
 	state string // XDG_STATE_HOME: the sessions
-	rows  int    // the terminal's size
+	rows  int    // the terminal's size at the start
 	cols  int
 
-	mu     sync.Mutex
-	out    bytes.Buffer
-	seen   int // Expect looks past this offset
-	change chan struct{}
-	done   chan struct{}
+	mu      sync.Mutex
+	out     bytes.Buffer
+	resizes []resize // in the order made
+	seen    int      // Expect looks past this offset
+	change  chan struct{}
+	done    chan struct{}
 }
 
 // startTerminal runs kosong-host ARGS in dir on a new pseudo-terminal.
@@ -148,12 +149,33 @@ func (term *terminal) Expect(s string) {
 	}
 }
 
+// resize is a change of the terminal's size, made when the output was at
+// offset at.
+type resize struct{ at, rows, cols int }
+
+// Resize changes the terminal's size (the program gets SIGWINCH).
+func (term *terminal) Resize(rows, cols int) {
+	term.t.Helper()
+	term.mu.Lock()
+	term.resizes = append(term.resizes, resize{at: term.out.Len(), rows: rows, cols: cols})
+	term.mu.Unlock()
+	if err := pty.Setsize(term.pty, &pty.Winsize{Rows: uint16(rows), Cols: uint16(cols)}); err != nil {
+		term.t.Fatal(err)
+	}
+}
+
 // Screen is what the terminal shows now.
 func (term *terminal) Screen() *screen {
 	term.mu.Lock()
 	defer term.mu.Unlock()
 	s := newScreen(term.rows, term.cols)
-	s.Write(term.out.Bytes())
+	data, at := term.out.Bytes(), 0
+	for _, r := range term.resizes {
+		s.Write(data[at:r.at])
+		s.Resize(r.rows, r.cols)
+		at = r.at
+	}
+	s.Write(data[at:])
 	return s
 }
 
