@@ -223,11 +223,11 @@ func (p *TextPrinter) Observe(e loop.Event) {
 		}
 	case loop.ToolCallFinished:
 		p.stopSpinner()
-		p.finished(e)
 		if p.liveMode() {
 			p.live.running = slices.DeleteFunc(p.live.running, func(c runningCall) bool { return c.id == e.Call.ID })
 			p.toolStatus()
 		}
+		p.finished(e)
 	case loop.Steered:
 		p.stopSpinner()
 		p.flushMarkdown()

@@ -72,7 +72,7 @@ type REPL struct {
 	typing     *typing
 	typingStop func()
 	inTurn     atomic.Bool
-	eofTyped   atomic.Bool // Ctrl-D typed after a turn, before the prompt
+	eofTyped   atomic.Bool // Ctrl-D typed on an empty line while no prompt was read
 }
 
 // exitWithin: a second Ctrl-C at an empty prompt within this time leaves.

@@ -57,9 +57,9 @@ func (r *REPL) startTyping() {
 			}
 		},
 		eof: func() {
-			if !r.inTurn.Load() {
-				r.eofTyped.Store(true) // pressed after the turn, for the prompt
-			}
+			// Ctrl-D on an empty line: leave, once the turn (if one runs)
+			// has ended.
+			r.eofTyped.Store(true)
 		},
 	})
 	if stop := w.watchTurn(t); stop != nil {
@@ -86,6 +86,7 @@ func (r *REPL) showTyping() (done func()) {
 		return func() {}
 	}
 	r.inTurn.Store(true)
+	r.typing.turnStarted()
 	queued, text := r.typing.result()
 	live.ShowInput(queued, text)
 	return func() {
@@ -96,11 +97,12 @@ func (r *REPL) showTyping() (done func()) {
 
 // afterTurn keeps what could not go into the turn: steered text no step
 // took starts the next prompt; after an interrupt, so do the lines queued
-// (nothing runs by itself after Esc).
+// before it (nothing queued runs by itself after Esc; a line entered
+// after Esc is sent).
 func (r *REPL) afterTurn(interrupted bool, unsteered []string) {
 	draft := unsteered
 	if interrupted && r.typing != nil {
-		draft = append(draft, r.typing.takeQueued()...)
+		draft = append(draft, r.typing.takeQueuedBeforeInterrupt()...)
 	}
 	r.addDraft(draft...)
 }

@@ -45,10 +45,20 @@ type typing struct {
 	queued  []string
 	pending []byte // an incomplete sequence, kept for the next read
 	inPaste bool
+	// queuedAtInterrupt is how many lines were queued when the turn was
+	// interrupted (Esc, Ctrl-C); -1 when it was not.
+	queuedAtInterrupt int
 }
 
 func newTyping(h typingHandlers) *typing {
-	return &typing{h: h}
+	return &typing{h: h, queuedAtInterrupt: -1}
+}
+
+// turnStarted forgets an interrupt of an earlier turn.
+func (t *typing) turnStarted() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.queuedAtInterrupt = -1
 }
 
 // result is what was queued (Enter) and what is left on the input line.
@@ -58,12 +68,19 @@ func (t *typing) result() (queued []string, text string) {
 	return append([]string(nil), t.queued...), string(t.text)
 }
 
-// takeQueued returns the lines queued and forgets them.
-func (t *typing) takeQueued() []string {
+// takeQueuedBeforeInterrupt returns the lines queued before the turn
+// was interrupted with a key (all of them if it was interrupted
+// otherwise) and forgets them; lines queued after the interrupt stay.
+func (t *typing) takeQueuedBeforeInterrupt() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	q := t.queued
-	t.queued = nil
+	n := len(t.queued)
+	if t.queuedAtInterrupt >= 0 {
+		n = min(n, t.queuedAtInterrupt)
+	}
+	q := append([]string(nil), t.queued[:n]...)
+	t.queued = t.queued[n:]
+	t.queuedAtInterrupt = -1
 	return q
 }
 
@@ -91,6 +108,9 @@ func (t *typing) idle() {
 	esc := string(t.pending) == "\x1b" && !t.inPaste
 	if esc {
 		t.pending = nil
+		if t.queuedAtInterrupt < 0 {
+			t.queuedAtInterrupt = len(t.queued)
+		}
 	}
 	t.mu.Unlock()
 	if esc && t.h.interrupt != nil {
@@ -134,6 +154,9 @@ func (t *typing) parse(b []byte) (changed, interrupt, eof bool) {
 			continue
 		case c == keyInterrupt:
 			interrupt = true
+			if t.queuedAtInterrupt < 0 {
+				t.queuedAtInterrupt = len(t.queued)
+			}
 		case c == keyEOF:
 			eof = eof || len(t.text) == 0
 		case c == '\r':

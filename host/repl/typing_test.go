@@ -19,6 +19,7 @@ func TestTyping(t *testing.T) {
 		wantSteer  []string
 		wantIntr   int
 		wantEOF    int
+		wantBack   []string // queued before the interrupt
 	}{
 		{name: "typing and Enter", reads: []string{"hel", "lo\r", "next"}, wantQueued: []string{"hello"}, wantText: "next"},
 		{name: "backspace and Ctrl-U", reads: []string{"abc\x7f\x7fX", "\x15yz"}, wantText: "yz"},
@@ -28,6 +29,8 @@ func TestTyping(t *testing.T) {
 		{name: "Enter on an empty line does nothing", reads: []string{"\r\r"}},
 		{name: "Esc alone interrupts", reads: []string{"ab", "\x1b", "IDLE"}, wantText: "ab", wantIntr: 1},
 		{name: "Ctrl-C interrupts", reads: []string{"\x03"}, wantIntr: 1},
+		{name: "lines queued before and after Esc", reads: []string{"before\r", "\x1b", "IDLE", "after\r"},
+			wantIntr: 1, wantBack: []string{"before"}, wantQueued: []string{"after"}},
 		{name: "Ctrl-D on an empty line", reads: []string{"\x04", "x\x04"}, wantText: "x", wantEOF: 1},
 		{name: "arrows do not interrupt", reads: []string{"a\x1b[A\x1b[D", "IDLE", "\x1bOB", "IDLE"}, wantText: "a"},
 		{name: "a sequence cut between reads", reads: []string{"a\x1b", "[C", "IDLE", "b"}, wantText: "ab"},
@@ -53,6 +56,11 @@ func TestTyping(t *testing.T) {
 					continue
 				}
 				ty.feed([]byte(r))
+			}
+			if tt.wantBack != nil {
+				if back := ty.takeQueuedBeforeInterrupt(); !slices.Equal(back, tt.wantBack) {
+					t.Errorf("queued before the interrupt %q, want %q", back, tt.wantBack)
+				}
 			}
 			queued, text := ty.result()
 			if !slices.Equal(queued, tt.wantQueued) || text != tt.wantText {
