@@ -13,6 +13,7 @@ import (
 
 	"github.com/reeflective/readline"
 	"github.com/reeflective/readline/inputrc"
+	"golang.org/x/term"
 )
 
 // ErrInterrupt is returned by ReadLine when the user pressed Ctrl-C at the
@@ -135,14 +136,34 @@ type TerminalConfig struct {
 	ShowLast string
 }
 
-// reserveRows makes sure there are three rows below the cursor, scrolling
-// the screen up as far as needed when the cursor is near the bottom;
-// written at the start of a line, it changes nothing else. The line editor
-// draws the input line and then moves the cursor down a row and back up;
-// on the bottom row the terminal ignores the move down but not the move
-// up, so the cursor would land on the line above and the next key would
-// overwrite it. Three rows keep an input line of up to three rows right.
-const reserveRows = "\n\n\n\x1b[3A"
+// reserveRows makes sure there are n rows below the cursor, scrolling the
+// screen up as far as needed when the cursor is near the bottom; written
+// at the start of a line, it changes nothing else. The line editor draws
+// the input line and then moves the cursor down a row and back up; on the
+// bottom row the terminal ignores the move down but not the move up, so
+// the cursor would land on the line above and the next key would
+// overwrite it. n rows keep an input line of up to n rows right.
+func reserveRows(n int) string {
+	return strings.Repeat("\n", n) + fmt.Sprintf("\x1b[%dA", n)
+}
+
+// rowsFor is how many rows the input line needs: three, or more for the
+// text it starts with (a draft) on a terminal of width columns, at most
+// height-1.
+func rowsFor(prompt, draft string, width, height int) int {
+	n := 3
+	if width > 0 && draft != "" {
+		rows := 0
+		for _, l := range strings.Split(prompt+draft, "\n") {
+			rows += max(1, (len([]rune(l))+2+width-1)/width)
+		}
+		n = max(n, rows+1)
+	}
+	if height > 1 {
+		n = min(n, height-1)
+	}
+	return n
+}
 
 // NewTerminal reads the prompts from the terminal on stdin with
 // github.com/reeflective/readline: Emacs keys, history (Up/Down, Ctrl-R
@@ -214,14 +235,24 @@ func NewTerminal(cfg TerminalConfig) (LineReader, error) {
 		rl.History.Add("history", hist)
 	}
 	var mu sync.Mutex
-	prompt := "> "
+	prompt, draft := "> ", ""
 	rl.Prompt.Primary(func() string { mu.Lock(); defer mu.Unlock(); return prompt })
 	rl.Prompt.Secondary(func() string { return "  " })
 	r := newReader(func(p string) (string, error) {
 		mu.Lock()
 		prompt = p
 		mu.Unlock()
-		os.Stdout.WriteString(reserveRows)
+		mu.Lock()
+		d := draft
+		draft = ""
+		mu.Unlock()
+		width, height, _ := term.GetSize(int(os.Stdout.Fd()))
+		os.Stdout.WriteString(reserveRows(rowsFor(p, d, width, height)))
+		if d != "" {
+			// Typed into the editor as keys: Ctrl-J (a newline) inserts
+			// a line; a tab would ask for completions.
+			rl.Keys.Feed(false, []rune(strings.ReplaceAll(d, "\t", "    "))...)
+		}
 		line, err := rl.Readline()
 		os.Stdout.WriteString(bracketedPasteOn) // Readline turns it off
 		if errors.Is(err, readline.ErrInterrupt) {
@@ -230,9 +261,9 @@ func NewTerminal(cfg TerminalConfig) (LineReader, error) {
 		return line, err
 	})
 	r.setDraft = func(text string) {
-		// Typed into the editor as keys: Ctrl-J (a newline) inserts a
-		// line; a tab would ask for completions.
-		rl.Keys.Feed(false, []rune(strings.ReplaceAll(text, "\t", "    "))...)
+		mu.Lock()
+		draft = text
+		mu.Unlock()
 	}
 	os.Stdout.WriteString(bracketedPasteOn)
 	restore := keepCarriageReturn(int(os.Stdin.Fd()))

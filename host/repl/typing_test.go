@@ -2,6 +2,7 @@ package repl
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -70,5 +71,27 @@ func TestTyping(t *testing.T) {
 				t.Errorf("steered %q, %d interrupts, %d Ctrl-D; want %q, %d, %d", steered, interrupts, eofs, tt.wantSteer, tt.wantIntr, tt.wantEOF)
 			}
 		})
+	}
+}
+
+// TestRowsFor: the rows made below the prompt: three, more for a long or
+// multi-line draft, never the whole screen.
+func TestRowsFor(t *testing.T) {
+	tests := []struct {
+		draft         string
+		width, height int
+		want          int
+	}{
+		{"", 80, 24, 3},
+		{"short", 80, 24, 3},
+		{strings.Repeat("w", 200), 80, 24, 4},
+		{"a\nb\nc\nd\ne", 80, 24, 6},
+		{strings.Repeat("line\n", 40), 80, 24, 23},
+		{"x", 0, 0, 3},
+	}
+	for _, tt := range tests {
+		if got := rowsFor("> ", tt.draft, tt.width, tt.height); got != tt.want {
+			t.Errorf("rowsFor(%q, %d, %d) = %d, want %d", tt.draft, tt.width, tt.height, got, tt.want)
+		}
 	}
 }
