@@ -86,7 +86,11 @@ func New(cfg Config) *REPL {
 	if cfg.Prompts == nil {
 		cfg.Prompts = io.Discard
 	}
-	return &REPL{cfg: cfg}
+	r := &REPL{cfg: cfg}
+	if _, ok := cfg.Keys.(turnWatcher); ok {
+		r.cfg.Lines = heldLines{LineReader: cfg.Lines, r: r}
+	}
+	return r
 }
 
 // Asker is the approval.Asker of this REPL: it asks on Prompts and reads

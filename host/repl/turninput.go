@@ -182,3 +182,23 @@ func (h heldQuestions) Ask(ctx context.Context, req approval.QuestionRequest) (a
 	defer h.r.holdTerminal()()
 	return h.q.Ask(ctx, req)
 }
+
+// heldLines reads lines with the terminal held: a line read while the
+// keys typed during a turn are being read (an answer, a command's
+// question) gets the keys.
+type heldLines struct {
+	LineReader
+	r *REPL
+}
+
+func (h heldLines) ReadLine(ctx context.Context, prompt string) (string, error) {
+	defer h.r.holdTerminal()()
+	return h.LineReader.ReadLine(ctx, prompt)
+}
+
+// SetDraft passes the draft on.
+func (h heldLines) SetDraft(text string) {
+	if d, ok := h.LineReader.(drafter); ok {
+		d.SetDraft(text)
+	}
+}

@@ -97,13 +97,3 @@ func (k *terminalKeys) pollRead(fd int, buf []byte) (int, error) {
 	}
 	return n, err
 }
-
-// hold stops watchTurn's reading until release is called (a question is
-// being asked on the terminal).
-func (k *terminalKeys) hold() (release func()) {
-	k.held.Add(1)
-	k.reading.Lock() // waits for a read under way to end
-	k.reading.Unlock()
-	var once sync.Once
-	return func() { once.Do(func() { k.held.Add(-1) }) }
-}
