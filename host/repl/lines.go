@@ -147,6 +147,19 @@ func reserveRows(n int) string {
 	return strings.Repeat("\n", n) + fmt.Sprintf("\x1b[%dA", n)
 }
 
+// freshLine moves the cursor to the start of a line of its own when
+// something left it in the middle of one, and changes nothing when it is
+// at the start of a line already (as zsh does before its prompt): a row's
+// worth of spaces wraps to the next row only from the middle of a line;
+// at its start they fill the row and the carriage return brings the
+// cursor back. "" when the width is not known.
+func freshLine(width int) string {
+	if width <= 0 {
+		return ""
+	}
+	return strings.Repeat(" ", width) + "\r"
+}
+
 // rowsFor is how many rows the input line needs: three, or more for the
 // text it starts with (a draft) on a terminal of width columns, at most
 // height-1.
@@ -247,7 +260,7 @@ func NewTerminal(cfg TerminalConfig) (LineReader, error) {
 		draft = ""
 		mu.Unlock()
 		width, height, _ := term.GetSize(int(os.Stdout.Fd()))
-		os.Stdout.WriteString(reserveRows(rowsFor(p, d, width, height)))
+		os.Stdout.WriteString(freshLine(width) + reserveRows(rowsFor(p, d, width, height)))
 		if d != "" {
 			// Typed into the editor as keys: Ctrl-J (a newline) inserts
 			// a line; a tab would ask for completions.
