@@ -7,7 +7,11 @@
 // bracketed paste) or a pipe. On a terminal approval questions are answered
 // with single keys read by a KeyReader, which never takes typed-ahead or
 // pasted text for an answer; through a pipe they are answered by the next
-// piped lines, in order. A line starting with "/" is a slash command,
+// piped lines, in order. On a terminal, while no prompt is read (a turn
+// or a command runs), the keys typed are read by the REPL itself: they
+// edit an input line shown under the turn's live output, Enter queues it,
+// Ctrl-S steers it into the running turn (Conversation.Steer), Esc and
+// Ctrl-C interrupt (turninput.go, typing.go). A line starting with "/" is a slash command,
 // handled here and never sent to the model (see commands.go). Runs that
 // must not ask (one-shot -p runs) use the unattended approval mode
 // (approval.ModeUnattended). The REPL drives a conversation
@@ -46,9 +50,11 @@ type Config struct {
 	// Prompts receives the approval questions (stdout in text mode, stderr
 	// in stream-json mode, so stdout stays JSON).
 	Prompts io.Writer
-	// Interrupts delivers Ctrl-C presses made while a turn runs (SIGINT:
-	// the terminal is not in raw mode then); each cancels the running turn.
-	// At the prompt, Ctrl-C comes from Lines as ErrInterrupt and leaves.
+	// Interrupts delivers SIGINT (Ctrl-C through a pipe or from kill);
+	// while a turn runs each cancels it. On a terminal (Keys set) Esc and
+	// Ctrl-C are read as keys while a turn runs (turninput.go). At the
+	// prompt, Ctrl-C comes from Lines as ErrInterrupt: said once, twice
+	// within 2 s leaves.
 	Interrupts <-chan os.Signal
 	// Prompt is the input prompt; "" means "> ".
 	Prompt string
