@@ -68,8 +68,10 @@ func newRunCmd(g *globals) *cobra.Command {
 With a terminal on stdin (or --interactive), run an interactive session:
 type a message, the agent works on it, type the next one. Enter sends,
 Ctrl-J adds a line, a paste is one message; /help lists the slash commands
-and keys. Ctrl-C cancels the running turn; Ctrl-C at the prompt, Ctrl-D,
-/exit, exit or quit leave. Tools that need approval ask, answered by one
+and keys. Esc (or Ctrl-C) interrupts the running turn; while it runs,
+Enter queues what you type and Ctrl-S steers it into the turn. Ctrl-C
+clears the prompt (twice on an empty one leaves); Ctrl-D, /exit, exit or
+quit leave. Tools that need approval ask, answered by one
 key: 1 approve once, 2 approve for this session, 3 reject, 4 reject with
 feedback; keys typed ahead and pasted text never answer.
 
@@ -384,7 +386,7 @@ func newFrontEnd(f *runFlags, mode runMode, streamJSON bool, stdin io.Reader, st
 			Color: isTerminal(stderr) && os.Getenv("NO_COLOR") == ""})
 	default:
 		fe.printer = repl.NewTextPrinter(stdout, stderr, repl.TextOptions{TTY: isTerminal(stdout), Color: color,
-			Markdown: color, Width: terminalWidth(stdout)})
+			Markdown: color, Width: terminalWidth(stdout), Columns: func() int { return terminalWidth(stdout) }})
 	}
 	if !mode.oneShot {
 		lines, err := lineReader(stdin, isTerminal(stdin), func(line string) []string { return fe.repl.Complete(line) })
@@ -395,8 +397,9 @@ func newFrontEnd(f *runFlags, mode runMode, streamJSON bool, stdin io.Reader, st
 		if in, ok := stdin.(*os.File); ok && isTerminal(stdin) {
 			keys = repl.NewKeys(in, prompts)
 		}
-		// Ctrl-C while a turn runs cancels the turn (the terminal is not
-		// in raw mode then); at the prompt readline reports it.
+		// SIGINT cancels the running turn (on a terminal the REPL reads
+		// Ctrl-C and Esc as keys while a turn runs; at the prompt
+		// readline reports Ctrl-C).
 		interrupts := make(chan os.Signal, 1)
 		signal.Notify(interrupts, os.Interrupt)
 		fe.close = func() { signal.Stop(interrupts); lines.Close() }

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -31,17 +32,26 @@ type terminal struct {
 	pty   *os.File
 	cmd   *exec.Cmd
 	state string // XDG_STATE_HOME: the sessions
+	rows  int    // the terminal's size at the start
+	cols  int
 
-	mu       sync.Mutex
-	out      bytes.Buffer
-	seen     int // Expect looks past this offset
-	answered int // cursor position queries answered
-	change   chan struct{}
-	done     chan struct{}
+	mu      sync.Mutex
+	out     bytes.Buffer
+	resizes []resize // in the order made
+	seen    int      // Expect looks past this offset
+	change  chan struct{}
+	done    chan struct{}
 }
 
 // startTerminal runs kosong-host ARGS in dir on a new pseudo-terminal.
 func startTerminal(t *testing.T, dir string, env []string, args ...string) *terminal {
+	t.Helper()
+	return startTerminalSize(t, 40, 120, dir, env, args...)
+}
+
+// startTerminalSize runs kosong-host ARGS in dir on a new pseudo-terminal
+// of rows x cols.
+func startTerminalSize(t *testing.T, rows, cols int, dir string, env []string, args ...string) *terminal {
 	t.Helper()
 	cmd := exec.Command(kosongHost(t), args...)
 	cmd.Dir = dir
@@ -49,11 +59,12 @@ func startTerminal(t *testing.T, dir string, env []string, args ...string) *term
 	cmd.Env = hostEnv("XDG_STATE_HOME="+state, "XDG_CONFIG_HOME="+t.TempDir(), "HOME="+t.TempDir(),
 		"TERM=xterm-256color", "NO_COLOR=", "INPUTRC=/dev/null")
 	cmd.Env = append(cmd.Env, env...)
-	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: uint16(rows), Cols: uint16(cols)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	term := &terminal{t: t, pty: f, cmd: cmd, state: state, change: make(chan struct{}), done: make(chan struct{})}
+	term := &terminal{t: t, pty: f, cmd: cmd, state: state, rows: rows, cols: cols, change: make(chan struct{}),
+		done: make(chan struct{})}
 	go term.read()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
@@ -67,6 +78,9 @@ func startTerminal(t *testing.T, dir string, env []string, args ...string) *term
 func (term *terminal) read() {
 	defer close(term.done)
 	buf := make([]byte, 4096)
+	query := []byte("\x1b[6n")
+	scr := newScreen(term.rows, term.cols)
+	fed, scanned := 0, 0
 	for {
 		n, err := term.pty.Read(buf)
 		term.mu.Lock()
@@ -74,13 +88,26 @@ func (term *terminal) read() {
 		close(term.change)
 		term.change = make(chan struct{})
 		// Answer the line editor's cursor position queries (ESC [ 6 n), as
-		// a terminal does.
-		queries := strings.Count(term.out.String(), "\x1b[6n")
-		replies := queries - term.answered
-		term.answered = queries
+		// a terminal does: with where the cursor is on the screen then.
+		var replies []string
+		data := term.out.Bytes()
+		for {
+			j := bytes.Index(data[scanned:], query)
+			if j < 0 {
+				break
+			}
+			end := scanned + j + len(query)
+			scr.Write(data[fed:end])
+			fed, scanned = end, end
+			row, col := scr.Cursor()
+			replies = append(replies, fmt.Sprintf("\x1b[%d;%dR", row+1, col+1))
+		}
+		scr.Write(data[fed:])
+		fed = len(data)
+		scanned = max(scanned, len(data)-len(query)+1)
 		term.mu.Unlock()
-		for range replies {
-			_, _ = io.WriteString(term.pty, "\x1b[1;1R")
+		for _, r := range replies {
+			_, _ = io.WriteString(term.pty, r)
 		}
 		if err != nil {
 			return
@@ -118,6 +145,61 @@ func (term *terminal) Expect(s string) {
 			term.t.Fatalf("kosong-host ended before printing %q; output:\n%s", s, out)
 		case <-deadline:
 			term.t.Fatalf("no %q within %s; output:\n%s", s, expectWithin, out)
+		}
+	}
+}
+
+// resize is a change of the terminal's size, made when the output was at
+// offset at.
+type resize struct{ at, rows, cols int }
+
+// Resize changes the terminal's size (the program gets SIGWINCH).
+func (term *terminal) Resize(rows, cols int) {
+	term.t.Helper()
+	term.mu.Lock()
+	term.resizes = append(term.resizes, resize{at: term.out.Len(), rows: rows, cols: cols})
+	term.mu.Unlock()
+	if err := pty.Setsize(term.pty, &pty.Winsize{Rows: uint16(rows), Cols: uint16(cols)}); err != nil {
+		term.t.Fatal(err)
+	}
+}
+
+// Screen is what the terminal shows now.
+func (term *terminal) Screen() *screen {
+	term.mu.Lock()
+	defer term.mu.Unlock()
+	s := newScreen(term.rows, term.cols)
+	data, at := term.out.Bytes(), 0
+	for _, r := range term.resizes {
+		s.Write(data[at:r.at])
+		s.Resize(r.rows, r.cols)
+		at = r.at
+	}
+	s.Write(data[at:])
+	return s
+}
+
+// ExpectScreen waits until the screen satisfies ok (what describes it).
+func (term *terminal) ExpectScreen(what string, ok func(s *screen) bool) {
+	term.t.Helper()
+	deadline := time.After(expectWithin)
+	for {
+		term.mu.Lock()
+		change := term.change
+		term.mu.Unlock()
+		s := term.Screen()
+		if ok(s) {
+			return
+		}
+		select {
+		case <-change:
+		case <-term.done:
+			if s := term.Screen(); !ok(s) {
+				term.t.Fatalf("kosong-host ended; the screen never showed %s:\n%s", what, s)
+			}
+			return
+		case <-deadline:
+			term.t.Fatalf("the screen did not show %s within %s:\n%s", what, expectWithin, term.Screen())
 		}
 	}
 }
@@ -225,6 +307,7 @@ turns:
 	term.Send("run it\r")
 	term.Expect("thinking") // the model is working
 	term.Send("1")          // typed ahead, before the question
+	term.Expect("> 1")      // into the input line, for the next prompt
 	term.Expect("Shell wants approval to run command")
 	term.Expect("echo ran > ran.txt")
 	term.Expect("[1] approve once  [2] approve for this session  [3] reject  [4] reject with feedback")
@@ -237,6 +320,7 @@ turns:
 	term.Expect("feedback: ")
 	term.Send("do not run it\r")
 	term.Expect("Not run, as you asked.")
+	term.Send("\x15") // Ctrl-U: the 1 typed ahead starts the prompt
 	term.Exit()
 	if fileExists(filepath.Join(work, "ran.txt")) {
 		t.Fatal("the rejected command ran")
@@ -310,10 +394,12 @@ func TestTerminalMarkdown(t *testing.T) {
 	term.Send("show\r")
 	term.Expect("bold")
 	term.Expect("[1 step")
+	// The screen shows it rendered (it streams in raw, and is rendered
+	// block by block as each is complete).
+	shown := strings.Join(term.Screen().Lines(), "\n")
 	term.Exit()
-	out := term.Output()
-	if strings.Contains(out, "**bold**") || strings.Contains(out, "|---|") || !strings.Contains(out, "\x1b[") {
-		t.Errorf("the Markdown was not rendered:\n%q", out)
+	if out := term.Output(); strings.Contains(shown, "**bold**") || strings.Contains(shown, "|---|") || !strings.Contains(out, "\x1b[") {
+		t.Errorf("the Markdown was not rendered:\n%s", shown)
 	}
 
 	work := writeFiles(t, map[string]string{"script.yaml": script})

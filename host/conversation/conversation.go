@@ -219,6 +219,16 @@ func (c *Conversation) Compact(ctx context.Context, instruction string) (provide
 	return usage, c.save(l)
 }
 
+// Steer sends text into the running turn as a user message the model sees
+// before its next request (loop.Loop.Steer); false when no turn runs, and
+// the caller sends text as a turn of its own.
+func (c *Conversation) Steer(text string) bool {
+	c.mu.Lock()
+	running := c.running != nil
+	c.mu.Unlock()
+	return running && c.loop().Steer(text)
+}
+
 // Running reports whether a turn runs.
 func (c *Conversation) Running() bool {
 	c.mu.Lock()

@@ -102,3 +102,40 @@ func TestTurnBusyCancelClose(t *testing.T) {
 		t.Fatalf("turn events %v", seen)
 	}
 }
+
+// TestSteer: Steer is refused with no turn running; during a turn the
+// text is taken, and an interrupted turn gives it back in Unsteered.
+func TestSteer(t *testing.T) {
+	ts := toolset.New(nil)
+	tool := &blocking{started: make(chan struct{})}
+	if err := ts.Add(tool); err != nil {
+		t.Fatal(err)
+	}
+	provider := scripted.New([]scripted.Turn{{ToolCalls: []providers.ToolCall{{ID: "w1", Name: "Wait", Arguments: "{}"}}}})
+	l, err := loop.New(loop.Config{Provider: provider, Toolset: ts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := New(Parts{Loop: l, Toolset: ts})
+	if c.Steer("too early") {
+		t.Fatal("Steer took a message with no turn running")
+	}
+	done := make(chan loop.TurnResult, 1)
+	go func() {
+		res, _ := c.Turn(context.Background(), "wait")
+		done <- res
+	}()
+	<-tool.started
+	if !c.Steer("look here too") {
+		t.Fatal("Steer refused a message during the turn")
+	}
+	c.Cancel()
+	select {
+	case res := <-done:
+		if len(res.Unsteered) != 1 || res.Unsteered[0] != "look here too" {
+			t.Fatalf("Unsteered %q", res.Unsteered)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the turn did not end")
+	}
+}

@@ -118,6 +118,11 @@ type TurnResult struct {
 	// ModelStop is why the model stopped its last response, as the
 	// provider reported it ("" when it did not).
 	ModelStop providers.StopReason
+	// Unsteered are the messages steered into the turn (Steer) that no
+	// step took, the turn having ended first (interrupted, failed, or
+	// stopped by a rejection or the repeat guard); the front end gives
+	// them back to the user.
+	Unsteered []string
 }
 
 // MaxStepsError ends a turn that used its steps without an answer.
@@ -151,6 +156,7 @@ type Loop struct {
 	turnMu  sync.Mutex
 	mu      sync.Mutex
 	history []providers.Message
+	steer   steering
 	// tokens is the context size the last response reported (turn goroutine only).
 	tokens int64
 }
@@ -232,7 +238,9 @@ func (l *Loop) TurnContent(ctx context.Context, content []providers.ContentPart)
 		}
 	}
 	l.appendHistory(providers.Message{Role: providers.RoleUser, Content: content})
+	l.openSteering()
 	res, err := l.turn(ctx)
+	res.Unsteered = l.closeSteering()
 	switch {
 	case err == nil:
 	case ctx.Err() != nil:
@@ -284,6 +292,9 @@ func (l *Loop) turn(ctx context.Context) (TurnResult, error) {
 		res.Steps = step
 		res.ModelStop = out.stopReason
 		repeats = out.repeats
+		if !out.repeatStop && !out.plainRejection() && l.deliverSteered(step, len(out.calls) == 0) {
+			continue // the model answers what was steered in
+		}
 		switch {
 		case out.repeatStop:
 			res.Reason = StopToolCallRepeat

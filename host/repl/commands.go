@@ -134,8 +134,12 @@ func (r *REPL) cmdHelp(context.Context, string) bool {
   @PATH                    attach a file, a folder's listing or an image to the message
   !COMMAND                 run COMMAND with the Shell tool (asks as the model's calls do); its output goes with your next message
   Ctrl-O                   show the whole output of the last tool call
-  Ctrl-C                   cancel the running turn; at the prompt, leave
-  Ctrl-D                   leave
+  Ctrl-C                   clear the line; on an empty line twice, leave
+  Ctrl-D                   leave (on an empty line)
+While a turn runs:
+  Esc, Ctrl-C              interrupt the turn (what finished stays)
+  Enter                    queue the line for after the turn
+  Ctrl-S                   steer: send the line into the running turn
 Approvals: press 1 approve once, 2 approve for this session, 3 reject (or Esc), 4 reject with feedback.
 Typed-ahead and pasted text never answer an approval.`)
 	r.say("%s", b.String())

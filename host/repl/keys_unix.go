@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -17,6 +19,11 @@ import (
 type terminalKeys struct {
 	in  *os.File
 	out io.Writer
+
+	// While a turn runs, watchTurn reads the keys typed (typing_linux.go);
+	// a question holds it off.
+	held    atomic.Int32
+	reading sync.Mutex
 }
 
 // NewKeys returns the KeyReader of the terminal in: it switches the
@@ -30,6 +37,7 @@ func NewKeys(in *os.File, out io.Writer) KeyReader {
 const pollEvery = 100 * time.Millisecond
 
 func (k *terminalKeys) ReadKey(ctx context.Context, legend, ignored string) (rune, error) {
+	defer k.hold()() // the keys typed during a turn are not read meanwhile
 	fd := int(k.in.Fd())
 	state, err := term.MakeRaw(fd)
 	if err != nil {
@@ -100,4 +108,14 @@ func discardInput(fd int) {
 			return
 		}
 	}
+}
+
+// hold stops watchTurn's reading until release is called (a question is
+// being asked on the terminal).
+func (k *terminalKeys) hold() (release func()) {
+	k.held.Add(1)
+	k.reading.Lock() // waits for a read under way to end
+	k.reading.Unlock()
+	var once sync.Once
+	return func() { once.Do(func() { k.held.Add(-1) }) }
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/reeflective/readline"
 	"github.com/reeflective/readline/inputrc"
+	"golang.org/x/term"
 )
 
 // ErrInterrupt is returned by ReadLine when the user pressed Ctrl-C at the
@@ -36,6 +37,7 @@ type LineReader interface {
 type reader struct {
 	read      func(prompt string) (string, error)
 	setPrompt func(prompt string)
+	setDraft  func(text string)
 	addHist   func(line string)
 	close     func() error
 
@@ -86,6 +88,14 @@ func (r *reader) ReadLine(ctx context.Context, prompt string) (string, error) {
 	}
 }
 
+// SetDraft makes the next prompt start with text in its input line (a
+// terminal; elsewhere it does nothing).
+func (r *reader) SetDraft(text string) {
+	if r.setDraft != nil {
+		r.setDraft(text)
+	}
+}
+
 func (r *reader) AddHistory(line string) {
 	if r.addHist != nil {
 		r.addHist(line)
@@ -127,6 +137,48 @@ type TerminalConfig struct {
 	ShowLast string
 }
 
+// reserveRows makes sure there are n rows below the cursor, scrolling the
+// screen up as far as needed when the cursor is near the bottom; written
+// at the start of a line, it changes nothing else. The line editor draws
+// the input line and then moves the cursor down a row and back up; on the
+// bottom row the terminal ignores the move down but not the move up, so
+// the cursor would land on the line above and the next key would
+// overwrite it. n rows keep an input line of up to n rows right.
+func reserveRows(n int) string {
+	return strings.Repeat("\n", n) + fmt.Sprintf("\x1b[%dA", n)
+}
+
+// freshLine moves the cursor to the start of a line of its own when
+// something left it in the middle of one, and changes nothing when it is
+// at the start of a line already (as zsh does before its prompt): a row's
+// worth of spaces wraps to the next row only from the middle of a line;
+// at its start they fill the row and the carriage return brings the
+// cursor back. "" when the width is not known.
+func freshLine(width int) string {
+	if width <= 0 {
+		return ""
+	}
+	return strings.Repeat(" ", width) + "\r"
+}
+
+// rowsFor is how many rows the input line needs: three, or more for the
+// text it starts with (a draft) on a terminal of width columns, at most
+// height-1.
+func rowsFor(prompt, draft string, width, height int) int {
+	n := 3
+	if width > 0 && draft != "" {
+		rows := 0
+		for _, l := range strings.Split(prompt+draft, "\n") {
+			rows += max(1, (len([]rune(l))+2+width-1)/width)
+		}
+		n = max(n, rows+1)
+	}
+	if height > 1 {
+		n = min(n, height-1)
+	}
+	return n
+}
+
 // NewTerminal reads the prompts from the terminal on stdin with
 // github.com/reeflective/readline: Emacs keys, history (Up/Down, Ctrl-R
 // incremental search), Tab completion and bracketed paste, so a paste is
@@ -138,13 +190,28 @@ func NewTerminal(cfg TerminalConfig) (LineReader, error) {
 	rl := readline.NewShell()
 	_ = rl.Config.Set("enable-bracketed-paste", true)
 	_ = rl.Config.Set("history-autosuggest", false)
-	// The prompt always starts a line, so the editor need not ask the
-	// terminal where the cursor is; asking (ESC [6n) loses the keys typed
-	// ahead of the prompt that arrive with the terminal's answer.
+	// The editor may ask the terminal where the cursor is (ESC [6n) each
+	// time it draws the line, to keep its rows on the screen; but it reads
+	// the answer itself and drops the keys that arrive with it, so keys
+	// typed while it asks are lost (one in two over a slow link). It is
+	// not asked: the rows the input line needs are made before the prompt
+	// is drawn (reserveRows).
 	_ = rl.Config.Set("cursor-position-probe", false)
 	rl.Keymap.Register(map[string]func(){
 		"kosong-insert-newline": func() { rl.Cursor().InsertAt('\n') },
+		// Ctrl-C clears a line with text; on an empty line it is an
+		// interrupt (ReadLine returns ErrInterrupt).
+		"kosong-clear-or-interrupt": func() {
+			if rl.Line().Len() > 0 {
+				rl.Line().Set()
+				rl.Cursor().Set(0)
+				return
+			}
+			rl.Display.AcceptLine()
+			rl.History.Accept(false, false, readline.ErrInterrupt)
+		},
 	})
+	_ = rl.Config.Bind("emacs", inputrc.Unescape(`\C-c`), "kosong-clear-or-interrupt", false)
 	// Ctrl-J. An Enter typed ahead stays CR (see keepCarriageReturn), so
 	// it still submits. (Alt-Enter is not offered: the editor inserts an
 	// ESC-prefixed key's escape as text instead of running its bind.)
@@ -178,13 +245,24 @@ func NewTerminal(cfg TerminalConfig) (LineReader, error) {
 		rl.History.Add("history", hist)
 	}
 	var mu sync.Mutex
-	prompt := "> "
+	prompt, draft := "> ", ""
 	rl.Prompt.Primary(func() string { mu.Lock(); defer mu.Unlock(); return prompt })
 	rl.Prompt.Secondary(func() string { return "  " })
 	r := newReader(func(p string) (string, error) {
 		mu.Lock()
 		prompt = p
 		mu.Unlock()
+		mu.Lock()
+		d := draft
+		draft = ""
+		mu.Unlock()
+		width, height, _ := term.GetSize(int(os.Stdout.Fd()))
+		os.Stdout.WriteString(freshLine(width) + reserveRows(rowsFor(p, d, width, height)))
+		if d != "" {
+			// Typed into the editor as keys: Ctrl-J (a newline) inserts
+			// a line; a tab would ask for completions.
+			rl.Keys.Feed(false, []rune(strings.ReplaceAll(d, "\t", "    "))...)
+		}
 		line, err := rl.Readline()
 		os.Stdout.WriteString(bracketedPasteOn) // Readline turns it off
 		if errors.Is(err, readline.ErrInterrupt) {
@@ -192,6 +270,11 @@ func NewTerminal(cfg TerminalConfig) (LineReader, error) {
 		}
 		return line, err
 	})
+	r.setDraft = func(text string) {
+		mu.Lock()
+		draft = text
+		mu.Unlock()
+	}
 	os.Stdout.WriteString(bracketedPasteOn)
 	restore := keepCarriageReturn(int(os.Stdin.Fd()))
 	r.close = func() error {

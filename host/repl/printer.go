@@ -3,6 +3,7 @@ package repl
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -63,6 +64,9 @@ type TextOptions struct {
 	OutputLines int
 	// Now returns the time; nil means time.Now. For the spinner.
 	Now func() time.Time
+	// Columns is the terminal's width now (it may be resized), for the
+	// live area; nil or 0 means Width.
+	Columns func() int
 }
 
 // TextPrinter shows a run for a human: the assistant's text as it streams
@@ -85,6 +89,8 @@ type TextPrinter struct {
 	lastOutput string
 	context    int64 // the context's size in tokens after the last response
 	maxContext int64
+	pending    string   // live mode: the line written so far, not yet ended
+	live       liveArea // live mode: the bottom of the screen (live.go)
 }
 
 // NewTextPrinter returns a TextPrinter writing to out and errOut.
@@ -134,16 +140,24 @@ func (p *TextPrinter) Start(info Info) {
 		fmt.Fprintf(&b, "%s\n", p.style(ansiDim, "approval  "+info.Approval))
 	}
 	fmt.Fprintf(&b, "%s\n", p.style(ansiDim, "session   "+info.SessionID))
-	fmt.Fprintf(&b, "%s\n", p.style(ansiDim, "/help for commands · Enter sends · Ctrl-J for a new line · Ctrl-C cancels"))
+	fmt.Fprintf(&b, "%s\n", p.style(ansiDim, "/help for commands · Enter sends · Ctrl-J for a new line · Esc interrupts · Ctrl-S steers a running turn"))
 	io.WriteString(p.out, b.String())
 }
 
-// Pause stops the spinner.
+// Pause stops the spinner; in live mode it also shows the text held so
+// far and takes the live area away until Resume or the next step.
 func (p *TextPrinter) Pause() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stopSpinner()
 	p.flushMarkdown()
+	if p.liveMode() {
+		p.newline()
+		p.live.paused = true
+		if e := p.eraseLive(); e != "" {
+			io.WriteString(p.out, e)
+		}
+	}
 }
 
 // LastOutput is the header and the whole output of the last tool call
@@ -161,6 +175,12 @@ func (p *TextPrinter) Observe(e loop.Event) {
 	switch e := e.(type) {
 	case loop.StepStarted:
 		p.stepText.Reset()
+		if p.liveMode() {
+			p.live.paused, p.live.running = false, nil
+			p.setStatus("thinking", p.opts.Now())
+			p.redraw()
+			return
+		}
 		p.startSpinner()
 	case loop.TextDelta:
 		if p.opts.OneShot {
@@ -169,8 +189,10 @@ func (p *TextPrinter) Observe(e loop.Event) {
 		}
 		text := e.Text
 		if p.md != nil {
-			// The spinner goes on until a rendered block is ready.
+			// The spinner goes on until a rendered block is ready; in
+			// live mode the block is shown raw meanwhile.
 			if text = p.md.write(text); text == "" {
+				p.redraw()
 				return
 			}
 		}
@@ -195,9 +217,23 @@ func (p *TextPrinter) Observe(e loop.Event) {
 			p.stepText.Reset()
 		}
 		p.line(fmt.Sprintf("%s %s  %s", p.style(ansiCyan, "•"), p.style(ansiBold, e.Call.Name), callSummary(e.Call.Name, e.Call.Arguments)))
+		if p.liveMode() {
+			p.live.running = append(p.live.running, runningCall{id: e.Call.ID, name: e.Call.Name, since: p.opts.Now()})
+			p.toolStatus()
+		}
 	case loop.ToolCallFinished:
 		p.stopSpinner()
+		if p.liveMode() {
+			p.live.running = slices.DeleteFunc(p.live.running, func(c runningCall) bool { return c.id == e.Call.ID })
+			p.toolStatus()
+		}
 		p.finished(e)
+	case loop.Steered:
+		p.stopSpinner()
+		p.flushMarkdown()
+		for _, t := range e.Texts {
+			p.line(p.style(ansiBold, "> "+strings.ReplaceAll(t, "\n", "\n  ")) + p.style(ansiDim, "  (sent into the running turn)"))
+		}
 	case loop.ToolProgress:
 		p.stopSpinner()
 		p.line(p.style(ansiDim, "  … "+e.ToolName+": "+progressText(e)))
@@ -212,13 +248,13 @@ func (p *TextPrinter) Observe(e loop.Event) {
 		if len(e.Kept) > 0 {
 			kept = fmt.Sprintf("; keeping the %s that ran: %s", pluralWord(len(e.Kept), "tool call"), callNames(e.Kept))
 		}
-		fmt.Fprintf(p.errOut, "! %v; retrying in %s (attempt %d of %d)%s\n", e.Err, formatDuration(e.Delay), e.Attempt, e.MaxAttempts, kept)
+		p.toErr(fmt.Sprintf("! %v; retrying in %s (attempt %d of %d)%s\n", e.Err, formatDuration(e.Delay), e.Attempt, e.MaxAttempts, kept))
 	case loop.ResponseStopped:
 		if w := stopWarning(e); w != "" {
 			p.stopSpinner()
 			p.flushMarkdown()
 			p.newline()
-			fmt.Fprintln(p.errOut, w)
+			p.toErr(w + "\n")
 		}
 	case loop.ApprovalDecided:
 		p.approval(e)
@@ -231,7 +267,7 @@ func (p *TextPrinter) Observe(e loop.Event) {
 			p.stopSpinner()
 			p.newline()
 			if warn {
-				fmt.Fprintln(p.errOut, line)
+				p.toErr(line + "\n")
 			} else {
 				p.line(p.style(ansiDim, line))
 			}
@@ -240,10 +276,15 @@ func (p *TextPrinter) Observe(e loop.Event) {
 		p.stopSpinner()
 		p.flushMarkdown()
 		p.newline()
-		fmt.Fprintf(p.errOut, "error: %v\n", e.Err)
+		p.toErr(fmt.Sprintf("error: %v\n", e.Err))
 	case loop.TurnEnded:
 		p.stopSpinner()
 		p.flushMarkdown()
+		if p.liveMode() {
+			p.newline()
+			p.live.running = nil
+			p.setStatus("", time.Time{})
+		}
 		switch e.Reason {
 		case loop.StopCancelled:
 			p.line(p.style(ansiDim, "Interrupted."))
@@ -380,12 +421,37 @@ func (p *TextPrinter) write(s string) {
 	if s == "" {
 		return
 	}
+	if p.liveMode() {
+		// Whole lines are written for good; the rest waits in the live
+		// area for its line end.
+		p.pending += s
+		if i := strings.LastIndexByte(p.pending, '\n'); i >= 0 {
+			done := p.pending[:i+1]
+			p.pending = p.pending[i+1:]
+			p.emit(done)
+		} else {
+			p.redraw()
+		}
+		return
+	}
 	io.WriteString(p.out, s)
 	p.midLine = !strings.HasSuffix(s, "\n") && !strings.HasSuffix(s, "\n"+ansiReset)
 }
 
 // newline ends a started line.
 func (p *TextPrinter) newline() {
+	if p.liveMode() {
+		if p.pending == "" {
+			return
+		}
+		s := p.pending
+		p.pending = ""
+		if strings.TrimSpace(ansiCodes.ReplaceAllString(s, "")) != "" {
+			s += "\n"
+		}
+		p.emit(s)
+		return
+	}
 	if p.midLine {
 		io.WriteString(p.out, "\n")
 		p.midLine = false
@@ -396,6 +462,10 @@ func (p *TextPrinter) newline() {
 func (p *TextPrinter) line(s string) {
 	p.reasoning = false
 	p.newline()
+	if p.liveMode() {
+		p.emit(s + "\n")
+		return
+	}
 	io.WriteString(p.out, s+"\n")
 }
 
@@ -407,9 +477,10 @@ type spinner struct {
 
 var spinFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
-// startSpinner starts the spinner; p.mu is held.
+// startSpinner starts the spinner; p.mu is held. (In live mode the
+// status row of the live area is the spinner.)
 func (p *TextPrinter) startSpinner() {
-	if !p.opts.TTY || p.spin != nil {
+	if !p.opts.TTY || p.spin != nil || p.liveMode() {
 		return
 	}
 	p.newline()

@@ -149,5 +149,5 @@ func (q *questioner) Ask(ctx context.Context, req approval.QuestionRequest) (app
 // Questions is the approval.UserInput of this REPL: AskQuestions on
 // Prompts, answers read from Lines; Ctrl-C at the picker cancels the turn.
 func (r *REPL) Questions() approval.UserInput {
-	return &questioner{lines: r.cfg.Lines, out: r.cfg.Prompts, printer: r.cfg.Printer, interrupt: r.Interrupt}
+	return heldQuestions{r: r, q: &questioner{lines: r.cfg.Lines, out: r.cfg.Prompts, printer: r.cfg.Printer, interrupt: r.Interrupt}}
 }

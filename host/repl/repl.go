@@ -7,7 +7,11 @@
 // bracketed paste) or a pipe. On a terminal approval questions are answered
 // with single keys read by a KeyReader, which never takes typed-ahead or
 // pasted text for an answer; through a pipe they are answered by the next
-// piped lines, in order. A line starting with "/" is a slash command,
+// piped lines, in order. On a terminal, while no prompt is read (a turn
+// or a command runs), the keys typed are read by the REPL itself: they
+// edit an input line shown under the turn's live output, Enter queues it,
+// Ctrl-S steers it into the running turn (Conversation.Steer), Esc and
+// Ctrl-C interrupt (turninput.go, typing.go). A line starting with "/" is a slash command,
 // handled here and never sent to the model (see commands.go). Runs that
 // must not ask (one-shot -p runs) use the unattended approval mode
 // (approval.ModeUnattended). The REPL drives a conversation
@@ -22,6 +26,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/conversation"
@@ -44,9 +50,11 @@ type Config struct {
 	// Prompts receives the approval questions (stdout in text mode, stderr
 	// in stream-json mode, so stdout stays JSON).
 	Prompts io.Writer
-	// Interrupts delivers Ctrl-C presses made while a turn runs (SIGINT:
-	// the terminal is not in raw mode then); each cancels the running turn.
-	// At the prompt, Ctrl-C comes from Lines as ErrInterrupt and leaves.
+	// Interrupts delivers SIGINT (Ctrl-C through a pipe or from kill);
+	// while a turn runs each cancels it. On a terminal (Keys set) Esc and
+	// Ctrl-C are read as keys while a turn runs (turninput.go). At the
+	// prompt, Ctrl-C comes from Lines as ErrInterrupt: said once, twice
+	// within 2 s leaves.
 	Interrupts <-chan os.Signal
 	// Prompt is the input prompt; "" means "> ".
 	Prompt string
@@ -67,7 +75,19 @@ type REPL struct {
 	// next one (shell.go).
 	shellNotes []string
 	shellRuns  int
+
+	// What was typed during a turn (turninput.go): lines queued to run
+	// next, and the text the next prompt starts with.
+	queue      []string
+	draft      string
+	typing     *typing
+	typingStop func()
+	inTurn     atomic.Bool
+	eofTyped   atomic.Bool // Ctrl-D typed on an empty line while no prompt was read
 }
+
+// exitWithin: a second Ctrl-C at an empty prompt within this time leaves.
+const exitWithin = 2 * time.Second
 
 // New returns a REPL.
 func New(cfg Config) *REPL {
@@ -77,7 +97,11 @@ func New(cfg Config) *REPL {
 	if cfg.Prompts == nil {
 		cfg.Prompts = io.Discard
 	}
-	return &REPL{cfg: cfg}
+	r := &REPL{cfg: cfg}
+	if _, ok := cfg.Keys.(turnWatcher); ok {
+		r.cfg.Lines = heldLines{LineReader: cfg.Lines, r: r}
+	}
+	return r
 }
 
 // Asker is the approval.Asker of this REPL: it asks on Prompts and reads
@@ -89,7 +113,7 @@ func (r *REPL) Asker() approval.Asker {
 	}
 	a := &asker{lines: r.cfg.Lines, keys: r.cfg.Keys, out: r.cfg.Prompts, printer: r.cfg.Printer, style: style,
 		interrupt: r.Interrupt}
-	return a.ask
+	return r.heldAsker(a.ask)
 }
 
 // Interrupt cancels the running turn, if any.
@@ -102,19 +126,33 @@ func (r *REPL) Interrupt() {
 }
 
 // Run reads prompts and runs a turn of conv for each until the input
-// ends, the user enters exit, quit or /exit, presses Ctrl-C at the prompt,
-// or ctx ends. Slash commands are run here. Turn errors are shown by the
-// printer and do not end the REPL.
+// ends (Ctrl-D on an empty line), the user enters exit, quit or /exit,
+// presses Ctrl-C twice at an empty prompt, or ctx ends. Slash commands
+// are run here. Turn errors are shown by the printer and do not end the
+// REPL.
 func (r *REPL) Run(ctx context.Context, conv *conversation.Conversation) error {
 	r.conv = conv
+	defer r.stopTyping()
+	var interrupted time.Time // the last Ctrl-C at the prompt
 	for {
-		line, err := r.readPrompt(ctx)
+		line, err := r.nextLine(ctx)
+		if err == nil {
+			r.startTyping()
+		}
 		switch {
-		case errors.Is(err, io.EOF), errors.Is(err, ErrInterrupt):
+		case errors.Is(err, io.EOF):
 			return nil
+		case errors.Is(err, ErrInterrupt):
+			if !interrupted.IsZero() && time.Since(interrupted) < exitWithin {
+				return nil
+			}
+			interrupted = time.Now()
+			r.say("press Ctrl-C again or Ctrl-D to exit")
+			continue
 		case err != nil:
 			return err
 		}
+		interrupted = time.Time{}
 		trimmed := strings.TrimSpace(line)
 		switch trimmed {
 		case "":
@@ -181,8 +219,11 @@ func (r *REPL) turn(ctx context.Context, input string) {
 		}
 	}
 	stop := r.watchInterrupts(cancel)
-	_, err := r.conv.TurnContent(tctx, r.content(input)) // the printer shows the turn's errors
+	hide := r.showTyping()
+	res, err := r.conv.TurnContent(tctx, r.content(input)) // the printer shows the turn's errors
 	stop()
+	hide()
+	r.afterTurn(tctx.Err() != nil && ctx.Err() == nil, res.Unsteered)
 	r.warnNotSaved(err)
 	r.tasksStatus()
 }

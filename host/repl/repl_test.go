@@ -451,7 +451,7 @@ func TestREPLInterrupts(t *testing.T) {
 	printer := NewTextPrinter(out, io.Discard, TextOptions{})
 	pr, pw := io.Pipe()
 	interrupts := make(chan os.Signal, 1)
-	prompts := make(chan struct{}, 3)
+	prompts := make(chan struct{}, 4)
 	lines := &notifyingReader{LineReader: NewPipeReader(pr), reads: prompts}
 	r := New(Config{Lines: lines, Printer: printer, Prompts: out, Interrupts: interrupts})
 	tool := &blockTool{started: make(chan struct{})}
@@ -498,13 +498,23 @@ func TestREPLInterrupts(t *testing.T) {
 			t.Fatalf("no turn end:\n%s", out)
 		}
 	}
-	// Ctrl-C at the (third) prompt leaves.
+	// Ctrl-C at the (third) prompt says how to leave; a second one
+	// leaves.
 	for range 3 {
 		select {
 		case <-prompts:
 		case <-time.After(bound):
 			t.Fatalf("no prompt:\n%s", out)
 		}
+	}
+	interrupts <- os.Interrupt
+	select {
+	case <-prompts:
+	case <-time.After(bound):
+		t.Fatalf("no prompt after Ctrl-C:\n%s", out)
+	}
+	if !strings.Contains(out.String(), "press Ctrl-C again or Ctrl-D to exit") {
+		t.Fatalf("Ctrl-C at the prompt does not say how to leave:\n%s", out)
 	}
 	interrupts <- os.Interrupt
 	select {
@@ -777,7 +787,7 @@ func TestSpinnerClearsItsLine(t *testing.T) {
 	}
 	p.Pause()
 	frames := strings.Split(out.String(), "\r")[1:]
-	if len(frames) < 3 {
+	if len(frames) < 2 {
 		t.Fatalf("frames %q", out.String())
 	}
 	for _, f := range frames {
