@@ -97,7 +97,7 @@ func newPluginsLockCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if inBuiltinAgents(path) {
-				return exitCode(2, errors.New("the built-in agent is part of kosong-host and has no lock file: " +
+				return exitCode(2, errors.New("the built-in agent is part of kosong-host and has no lock file: "+
 					"run `kosong-host init` to write a .kosong/agent.yaml that extends it, then lock that"))
 			}
 			lock := &pins.File{Version: 1, Plugins: map[string]pins.Pin{}, MCPServers: map[string]pins.Pin{}}
