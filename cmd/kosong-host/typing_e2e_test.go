@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/session"
 )
 
@@ -144,7 +145,7 @@ turns:
 	term.Exit()
 
 	want := []string{
-		"user: first task", "assistant: Working.", "tool: ", "user: steer this", "assistant: Steered answer.",
+		"user: first task", "assistant: Working.", "tool: ", "user: " + loop.SteeredNote + "steer this", "assistant: Steered answer.",
 		"user: queued line", "assistant: Queued answer.",
 	}
 	got := term.History()

@@ -11,6 +11,11 @@ type Steered struct {
 
 func (Steered) event() {}
 
+// SteeredNote starts a steered message, as a part of its own: the model
+// learns the user wrote it during the turn, and what lists a session's
+// turns (sessions, /undo) does not take it for the start of one.
+const SteeredNote = "<system>The user sent this while you were working; take it into account.</system>\n"
+
 // steering holds the messages steered into the running turn; l.mu guards it.
 type steering struct {
 	open    bool // a turn runs and takes steered messages
@@ -63,7 +68,8 @@ func (l *Loop) deliverSteered(step int, last bool) bool {
 		l.steer.open = false
 	}
 	for _, t := range texts {
-		l.history = append(l.history, providers.Message{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart(t)}})
+		l.history = append(l.history, providers.Message{Role: providers.RoleUser,
+			Content: []providers.ContentPart{providers.TextPart(SteeredNote), providers.TextPart(t)}})
 	}
 	l.mu.Unlock()
 	if len(texts) == 0 {

@@ -29,10 +29,10 @@ func TestSteer(t *testing.T) {
 	}{
 		{name: "during a tool call", inTool: true,
 			responses: [][]item{{toolCall("c1", "Work", `{}`)}, {text("done")}},
-			wantSteps: 2, wantLast: []string{"assistant: ", "tool: worked", "user: also check the tests"}},
+			wantSteps: 2, wantLast: []string{"assistant: ", "tool: worked", "user: " + SteeredNote + "also check the tests"}},
 		{name: "during the last step",
 			responses: [][]item{{text("first answer")}, {text("second answer")}},
-			wantSteps: 2, wantLast: []string{"assistant: first answer", "user: also check the tests"}},
+			wantSteps: 2, wantLast: []string{"assistant: first answer", "user: " + SteeredNote + "also check the tests"}},
 		{name: "interrupted before the step ended", inTool: true, cancel: true,
 			responses: [][]item{{toolCall("c1", "Work", `{}`)}, {text("never")}},
 			wantLeft:  []string{"also check the tests"}},
