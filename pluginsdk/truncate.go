@@ -51,13 +51,7 @@ func capOutput(r Result, toolCallID, stateDir string) Result {
 		return r
 	}
 	full := limits.FullText(orig, partText)
-	path, err := limits.SaveFullOutput(stateDir, toolCallID, full)
-	note := limits.CutNote(full, path, err)
-	if r.Message != "" {
-		r.Message += "\n" + note
-	} else {
-		r.Message = note
-	}
+	r.Message = limits.NoteCut(r.Message, stateDir, toolCallID, full)
 	return r
 }
 

@@ -60,13 +60,7 @@ func boundResult(r pluginrpc.Result, plugin, id, stateDir string) pluginrpc.Resu
 	}
 	full := limits.FullText(r.Output, partText)
 	r.Output = parts
-	path, err := limits.SaveFullOutput(stateDir, id, full)
-	note := limits.CutNote(full, path, err)
-	if r.Message != "" {
-		r.Message += "\n" + note
-	} else {
-		r.Message = note
-	}
+	r.Message = limits.NoteCut(r.Message, stateDir, id, full)
 	return r
 }
 

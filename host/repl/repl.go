@@ -199,18 +199,27 @@ func (r *REPL) readPrompt(ctx context.Context) (string, error) {
 }
 
 func (r *REPL) turn(ctx context.Context, input string) {
+	tctx, end := r.interruptible(ctx)
+	defer end()
+	hide := r.showTyping()
+	res, err := r.conv.TurnContent(tctx, r.content(input)) // the printer shows the turn's errors
+	interrupted := tctx.Err() != nil && ctx.Err() == nil
+	end()
+	hide()
+	r.afterTurn(interrupted, res.Unsteered)
+	r.warnNotSaved(err)
+	r.tasksStatus()
+}
+
+// interruptible starts work the user may interrupt (a turn, a "!"
+// command): a child of ctx that the next Esc or Ctrl-C cancels (presses
+// made before now are forgotten). end stops watching, forgets the work and
+// cancels its context; it may be called more than once.
+func (r *REPL) interruptible(ctx context.Context) (_ context.Context, end func()) {
 	tctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	r.mu.Lock()
 	r.cancelTurn = cancel
 	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.cancelTurn = nil
-		r.mu.Unlock()
-	}()
-
-	// Forget Ctrl-C presses made before the turn started.
 	for drained := false; !drained; {
 		select {
 		case <-r.cfg.Interrupts:
@@ -219,13 +228,16 @@ func (r *REPL) turn(ctx context.Context, input string) {
 		}
 	}
 	stop := r.watchInterrupts(cancel)
-	hide := r.showTyping()
-	res, err := r.conv.TurnContent(tctx, r.content(input)) // the printer shows the turn's errors
-	stop()
-	hide()
-	r.afterTurn(tctx.Err() != nil && ctx.Err() == nil, res.Unsteered)
-	r.warnNotSaved(err)
-	r.tasksStatus()
+	var once sync.Once
+	return tctx, func() {
+		once.Do(func() {
+			stop()
+			r.mu.Lock()
+			r.cancelTurn = nil
+			r.mu.Unlock()
+			cancel()
+		})
+	}
 }
 
 // watchInterrupts calls f on the next interrupt, until stop is called;

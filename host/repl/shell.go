@@ -42,19 +42,8 @@ func (r *REPL) shell(ctx context.Context, command string) {
 	r.shellRuns++
 	call := providers.ToolCall{ID: fmt.Sprintf("user-shell-%d", r.shellRuns), Name: ShellTool, Arguments: string(args)}
 
-	tctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	r.mu.Lock()
-	r.cancelTurn = cancel
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.cancelTurn = nil
-		r.mu.Unlock()
-	}()
-	r.drainInterrupts()
-	stop := r.watchInterrupts(cancel)
-	defer stop()
+	tctx, end := r.interruptible(ctx)
+	defer end()
 
 	start := time.Now()
 	r.cfg.Printer.Observe(loop.ToolCallStarted{Call: call})
@@ -77,17 +66,6 @@ func (r *REPL) shell(ctx context.Context, command string) {
 	r.shellNotes = append(r.shellNotes, fmt.Sprintf("<shell command=%q>\nThe user ran this command themselves (%s).\n%s\n</shell>",
 		command, strings.TrimSpace(status), strings.TrimRight(out, "\n")))
 	r.say("(the command and its output go to the model with your next message)")
-}
-
-// drainInterrupts forgets Ctrl-C presses made before now.
-func (r *REPL) drainInterrupts() {
-	for {
-		select {
-		case <-r.cfg.Interrupts:
-		default:
-			return
-		}
-	}
 }
 
 // content is the user message of input: the prompt, the files its

@@ -55,17 +55,23 @@ func FullText[P any](parts []P, text func(P) (string, bool)) string {
 	return strings.ToValidUTF8(b.String(), "\uFFFD")
 }
 
-// CutNote is the note added to the message of a result whose output was
-// cut: it says where the full text was saved (path, of fullText), or why it
-// could not be (err).
-func CutNote(fullText, path string, err error) string {
+// NoteCut saves the full text of a result whose output was cut
+// (SaveFullOutput) and returns its message with the note that says so
+// added: where the full text is, or why it could not be saved.
+func NoteCut(message, stateDir, toolCallID, fullText string) string {
+	path, err := SaveFullOutput(stateDir, toolCallID, fullText)
 	note := fmt.Sprintf("The output was truncated (at most %d characters in all and %d a line; cuts are marked %s).",
 		ResultChars, ResultLineChars, TruncatedMarker)
 	if err != nil {
-		return note + " The full output could not be saved: " + err.Error() + "."
+		note += " The full output could not be saved: " + err.Error() + "."
+	} else {
+		note += fmt.Sprintf(" The full output (%d characters) is saved in %s: read it in parts with ReadFile (line_offset, n_lines) or search it with Grep.",
+			utf8.RuneCountInString(fullText), path)
 	}
-	return note + fmt.Sprintf(" The full output (%d characters) is saved in %s: read it in parts with ReadFile (line_offset, n_lines) or search it with Grep.",
-		utf8.RuneCountInString(fullText), path)
+	if message == "" {
+		return note
+	}
+	return message + "\n" + note
 }
 
 // SaveFullOutput writes text to stateDir/OutputsDir/<id>.txt and returns
