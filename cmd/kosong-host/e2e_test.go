@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kosong-host/kosong-host/host/testbin"
 )
@@ -78,6 +79,10 @@ func runUntrusted(t *testing.T, dir string, env []string, stdin string, args ...
 
 // hostEnv is the environment of a host under test: the test's own with no
 // plugin search path and no provider API keys, then extra.
+// expectWithin bounds every wait for the output of a running kosong-host
+// (a terminal's screen, a pipe): generous, on 2 shared cores.
+const expectWithin = 60 * time.Second
+
 func hostEnv(extra ...string) []string {
 	env := append(os.Environ(), "KOSONG_PLUGIN_PATH=", "KIMI_API_KEY=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=",
 		"GOOGLE_API_KEY=", "GEMINI_API_KEY=")

@@ -23,9 +23,6 @@ import (
 	"github.com/kosong-host/kosong-host/providers"
 )
 
-// expectWithin bounds every wait for the terminal's output (2 shared cores).
-const expectWithin = 60 * time.Second
-
 // terminal is kosong-host running on a pseudo-terminal, as a person runs it.
 type terminal struct {
 	t     *testing.T
