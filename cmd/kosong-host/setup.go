@@ -102,6 +102,24 @@ type setupFile struct {
 	Models       map[string]setupModel    `yaml:"models"`
 }
 
+// readSecret shows prompt and reads a line from the terminal in without
+// echo. Echo is off before the prompt is shown, so a key pasted the moment
+// the prompt appears is never shown either.
+func readSecret(in *os.File, out io.Writer, prompt string) (string, error) {
+	fd := int(in.Fd())
+	st, err := term.MakeRaw(fd)
+	if err != nil {
+		return "", err
+	}
+	defer term.Restore(fd, st)
+	line, err := term.NewTerminal(struct {
+		io.Reader
+		io.Writer
+	}{in, out}, "").ReadPassword(prompt)
+	fmt.Fprint(out, "\r\n")
+	return line, err
+}
+
 // setup asks for a provider, its key (without echo) and a model on the
 // terminal in, and writes the default configuration file, mode 0600. It
 // returns the file's path.
@@ -158,13 +176,11 @@ func setup(in *os.File, out io.Writer) (string, error) {
 	if c.keyVars != "" {
 		keyNote = "or leave it empty and set " + c.keyVars
 	}
-	fmt.Fprintf(out, "API key (%s; it is not shown as you paste it): ", keyNote)
-	key, err := term.ReadPassword(int(in.Fd()))
-	fmt.Fprintln(out)
+	key, err := readSecret(in, out, fmt.Sprintf("API key (%s; it is not shown as you paste it): ", keyNote))
 	if err != nil {
 		return "", fmt.Errorf("setup: reading the API key: %w", err)
 	}
-	prov.APIKey = strings.TrimSpace(string(key))
+	prov.APIKey = strings.TrimSpace(key)
 	model := ""
 	for model == "" {
 		q := "Model: "

@@ -56,6 +56,7 @@ func (r *REPL) startTyping() {
 				live.ShowInput(queued, text)
 			}
 		},
+		complete: r.Complete,
 		eof: func() {
 			// Ctrl-D on an empty line: leave, once the turn (if one runs)
 			// has ended.

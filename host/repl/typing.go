@@ -31,6 +31,8 @@ type typingHandlers struct {
 	show func(queued []string, text string)
 	// eof: Ctrl-D on an empty line.
 	eof func()
+	// complete lists the completions of the line (Tab); nil: none.
+	complete func(line string) []string
 }
 
 // typing is the input line while a turn runs: the keys typed edit it,
@@ -183,6 +185,16 @@ func (t *typing) parse(b []byte) (changed, interrupt, eof bool) {
 			}
 		case c == keyClearLine:
 			t.text, changed = nil, true
+		case c == '\t':
+			// Tab typed ahead (e.g. right after a command's output)
+			// completes as the prompt would when there is one completion.
+			if t.h.complete != nil {
+				line := string(t.text)
+				if cands := t.h.complete(line); len(cands) == 1 {
+					t.text = []rune(line[:strings.LastIndexAny(line, " \t\n")+1] + cands[0])
+					changed = true
+				}
+			}
 		case c < 0x20:
 			// other control keys do nothing here
 		default:

@@ -37,6 +37,9 @@ func TestTyping(t *testing.T) {
 		{name: "a sequence cut between reads", reads: []string{"a\x1b", "[C", "IDLE", "b"}, wantText: "ab"},
 		{name: "paste with line ends", reads: []string{"\x1b[200~one\rtwo", "\x1b[201~", "IDLE"}, wantText: "one\ntwo"},
 		{name: "paste markers cut between reads", reads: []string{"\x1b[20", "0~x\x1b[2", "01~y"}, wantText: "xy"},
+		{name: "Tab completes the one completion", reads: []string{"/revi\t", " main.go"}, wantText: "/review main.go"},
+		{name: "Tab completes the last word", reads: []string{"look at @ma\t"}, wantText: "look at @main.go"},
+		{name: "Tab with several completions does nothing", reads: []string{"/re\t"}, wantText: "/re"},
 		{name: "UTF-8 cut between reads", reads: []string{"\xc3", "\xa9t\xc3\xa9"}, wantText: "\u00e9t\u00e9"},
 	}
 	for _, tt := range tests {
@@ -44,6 +47,16 @@ func TestTyping(t *testing.T) {
 			var steered []string
 			interrupts, eofs := 0, 0
 			ty := newTyping(typingHandlers{
+				complete: func(line string) []string {
+					var out []string
+					word := line[strings.LastIndexAny(line, " ")+1:]
+					for _, c := range []string{"/review", "/rewind", "@main.go"} {
+						if strings.HasPrefix(c, word) {
+							out = append(out, c)
+						}
+					}
+					return out
+				},
 				eof:       func() { eofs++ },
 				interrupt: func() { interrupts++ },
 				steer: func(s string) bool {
