@@ -17,7 +17,7 @@ func toProtoDescription(d Description) *pluginv1.DescribeResponse {
 		resp.Tools = append(resp.Tools, &pluginv1.ToolSpec{
 			Name: t.Name, Description: t.Description, ParametersSchema: string(t.ParametersSchema),
 			Capabilities: t.Capabilities, DefaultTimeoutMs: t.DefaultTimeout.Milliseconds(),
-			RuleArgument: t.RuleArgument,
+			RuleArgument: t.RuleArgument, Annotations: toProtoAnnotations(t.Annotations),
 		})
 	}
 	return resp
@@ -37,8 +37,26 @@ func fromProtoToolSpec(t *pluginv1.ToolSpec) ToolSpec {
 	return ToolSpec{
 		Name: t.GetName(), Description: t.GetDescription(), ParametersSchema: json.RawMessage(t.GetParametersSchema()),
 		Capabilities: t.GetCapabilities(), DefaultTimeout: time.Duration(t.GetDefaultTimeoutMs()) * time.Millisecond,
-		RuleArgument: t.GetRuleArgument(),
+		RuleArgument: t.GetRuleArgument(), Annotations: fromProtoAnnotations(t.GetAnnotations()),
 	}
+}
+
+// toProtoAnnotations converts a tool's annotations; nil when none is
+// declared.
+func toProtoAnnotations(a Annotations) *pluginv1.ToolAnnotations {
+	if !a.Known() {
+		return nil
+	}
+	return &pluginv1.ToolAnnotations{ReadOnly: a.ReadOnly, Destructive: a.Destructive, Idempotent: a.Idempotent, OpenWorld: a.OpenWorld}
+}
+
+// fromProtoAnnotations converts a tool's annotations; absent ones (a
+// binary built before annotations) are unknown.
+func fromProtoAnnotations(a *pluginv1.ToolAnnotations) Annotations {
+	if a == nil {
+		return Annotations{}
+	}
+	return Annotations{ReadOnly: a.ReadOnly, Destructive: a.Destructive, Idempotent: a.Idempotent, OpenWorld: a.OpenWorld}
 }
 
 // toProtoSession converts a Session to its wire form.
