@@ -47,16 +47,39 @@ func toProtoAnnotations(a Annotations) *pluginv1.ToolAnnotations {
 	if !a.Known() {
 		return nil
 	}
-	return &pluginv1.ToolAnnotations{ReadOnly: a.ReadOnly, Destructive: a.Destructive, Idempotent: a.Idempotent, OpenWorld: a.OpenWorld}
+	return &pluginv1.ToolAnnotations{ReadOnly: toProtoHint(a.ReadOnly), Destructive: toProtoHint(a.Destructive),
+		Idempotent: toProtoHint(a.Idempotent), OpenWorld: toProtoHint(a.OpenWorld)}
 }
 
 // fromProtoAnnotations converts a tool's annotations; absent ones (a
 // binary built before annotations) are unknown.
 func fromProtoAnnotations(a *pluginv1.ToolAnnotations) Annotations {
-	if a == nil {
-		return Annotations{}
+	return Annotations{ReadOnly: fromProtoHint(a.GetReadOnly()), Destructive: fromProtoHint(a.GetDestructive()),
+		Idempotent: fromProtoHint(a.GetIdempotent()), OpenWorld: fromProtoHint(a.GetOpenWorld())}
+}
+
+func toProtoHint(b *bool) pluginv1.ToolAnnotations_Hint {
+	switch {
+	case b == nil:
+		return pluginv1.ToolAnnotations_HINT_UNKNOWN
+	case *b:
+		return pluginv1.ToolAnnotations_HINT_TRUE
 	}
-	return Annotations{ReadOnly: a.ReadOnly, Destructive: a.Destructive, Idempotent: a.Idempotent, OpenWorld: a.OpenWorld}
+	return pluginv1.ToolAnnotations_HINT_FALSE
+}
+
+// fromProtoHint is nil for unknown, and for a value this version does not
+// know.
+func fromProtoHint(h pluginv1.ToolAnnotations_Hint) *bool {
+	var b bool
+	switch h {
+	case pluginv1.ToolAnnotations_HINT_TRUE:
+		b = true
+	case pluginv1.ToolAnnotations_HINT_FALSE:
+	default:
+		return nil
+	}
+	return &b
 }
 
 // toProtoSession converts a Session to its wire form.

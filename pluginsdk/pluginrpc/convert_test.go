@@ -27,6 +27,10 @@ func TestConvertersRoundTrip(t *testing.T) {
 	if got := fromProtoToolSpec(&pluginv1.ToolSpec{Name: "Old"}); got.Annotations.Known() {
 		t.Errorf("an old tool's annotations: %+v", got.Annotations)
 	}
+	// A hint value added after this version is unknown too.
+	if got := fromProtoAnnotations(&pluginv1.ToolAnnotations{ReadOnly: 7}); got.Known() {
+		t.Errorf("an unknown hint value: %+v", got)
+	}
 	load := LoadRequest{CapabilityBrokerID: 7, Capabilities: []string{CapConfig}, Session: Session{ID: "s", WorkDir: "/w", StateDir: "/s"},
 		Tools: []string{"A"}, ToolConfigs: map[string]string{"A": `{}`}}
 	if got := fromProtoLoadRequest(toProtoLoadRequest(load)); !reflect.DeepEqual(got, load) {

@@ -30,6 +30,55 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type ToolAnnotations_Hint int32
+
+const (
+	ToolAnnotations_HINT_UNKNOWN ToolAnnotations_Hint = 0
+	ToolAnnotations_HINT_TRUE    ToolAnnotations_Hint = 1
+	ToolAnnotations_HINT_FALSE   ToolAnnotations_Hint = 2
+)
+
+// Enum value maps for ToolAnnotations_Hint.
+var (
+	ToolAnnotations_Hint_name = map[int32]string{
+		0: "HINT_UNKNOWN",
+		1: "HINT_TRUE",
+		2: "HINT_FALSE",
+	}
+	ToolAnnotations_Hint_value = map[string]int32{
+		"HINT_UNKNOWN": 0,
+		"HINT_TRUE":    1,
+		"HINT_FALSE":   2,
+	}
+)
+
+func (x ToolAnnotations_Hint) Enum() *ToolAnnotations_Hint {
+	p := new(ToolAnnotations_Hint)
+	*p = x
+	return p
+}
+
+func (x ToolAnnotations_Hint) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ToolAnnotations_Hint) Descriptor() protoreflect.EnumDescriptor {
+	return file_plugin_proto_enumTypes[0].Descriptor()
+}
+
+func (ToolAnnotations_Hint) Type() protoreflect.EnumType {
+	return &file_plugin_proto_enumTypes[0]
+}
+
+func (x ToolAnnotations_Hint) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ToolAnnotations_Hint.Descriptor instead.
+func (ToolAnnotations_Hint) EnumDescriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{2, 0}
+}
+
 type ToolLoad_Status int32
 
 const (
@@ -66,11 +115,11 @@ func (x ToolLoad_Status) String() string {
 }
 
 func (ToolLoad_Status) Descriptor() protoreflect.EnumDescriptor {
-	return file_plugin_proto_enumTypes[0].Descriptor()
+	return file_plugin_proto_enumTypes[1].Descriptor()
 }
 
 func (ToolLoad_Status) Type() protoreflect.EnumType {
-	return &file_plugin_proto_enumTypes[0]
+	return &file_plugin_proto_enumTypes[1]
 }
 
 func (x ToolLoad_Status) Number() protoreflect.EnumNumber {
@@ -217,20 +266,21 @@ func (x *ToolSpec) GetAnnotations() *ToolAnnotations {
 	return nil
 }
 
-// ToolAnnotations say what a tool does. Each field is optional: absent is
-// unknown, which a host treats as MCP does (not read-only, possibly
-// destructive, not idempotent, open-world).
+// ToolAnnotations say what a tool does. Each one is a Hint: HINT_UNKNOWN
+// (the zero value, as from a plugin that does not declare it) or declared
+// true or false. A host treats an unknown one as MCP does: not read-only,
+// possibly destructive, not idempotent, open-world.
 type ToolAnnotations struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The tool does not change its environment.
-	ReadOnly *bool `protobuf:"varint,1,opt,name=read_only,json=readOnly,proto3,oneof" json:"read_only,omitempty"`
+	ReadOnly ToolAnnotations_Hint `protobuf:"varint,1,opt,name=read_only,json=readOnly,proto3,enum=kosong.plugin.v1.ToolAnnotations_Hint" json:"read_only,omitempty"`
 	// The tool may destroy or overwrite data (meaningful when not read-only).
-	Destructive *bool `protobuf:"varint,2,opt,name=destructive,proto3,oneof" json:"destructive,omitempty"`
+	Destructive ToolAnnotations_Hint `protobuf:"varint,2,opt,name=destructive,proto3,enum=kosong.plugin.v1.ToolAnnotations_Hint" json:"destructive,omitempty"`
 	// Calling it again with the same arguments has no further effect
 	// (meaningful when not read-only).
-	Idempotent *bool `protobuf:"varint,3,opt,name=idempotent,proto3,oneof" json:"idempotent,omitempty"`
+	Idempotent ToolAnnotations_Hint `protobuf:"varint,3,opt,name=idempotent,proto3,enum=kosong.plugin.v1.ToolAnnotations_Hint" json:"idempotent,omitempty"`
 	// The tool reaches outside the machine (the web, other services).
-	OpenWorld     *bool `protobuf:"varint,4,opt,name=open_world,json=openWorld,proto3,oneof" json:"open_world,omitempty"`
+	OpenWorld     ToolAnnotations_Hint `protobuf:"varint,4,opt,name=open_world,json=openWorld,proto3,enum=kosong.plugin.v1.ToolAnnotations_Hint" json:"open_world,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -265,32 +315,32 @@ func (*ToolAnnotations) Descriptor() ([]byte, []int) {
 	return file_plugin_proto_rawDescGZIP(), []int{2}
 }
 
-func (x *ToolAnnotations) GetReadOnly() bool {
-	if x != nil && x.ReadOnly != nil {
-		return *x.ReadOnly
+func (x *ToolAnnotations) GetReadOnly() ToolAnnotations_Hint {
+	if x != nil {
+		return x.ReadOnly
 	}
-	return false
+	return ToolAnnotations_HINT_UNKNOWN
 }
 
-func (x *ToolAnnotations) GetDestructive() bool {
-	if x != nil && x.Destructive != nil {
-		return *x.Destructive
+func (x *ToolAnnotations) GetDestructive() ToolAnnotations_Hint {
+	if x != nil {
+		return x.Destructive
 	}
-	return false
+	return ToolAnnotations_HINT_UNKNOWN
 }
 
-func (x *ToolAnnotations) GetIdempotent() bool {
-	if x != nil && x.Idempotent != nil {
-		return *x.Idempotent
+func (x *ToolAnnotations) GetIdempotent() ToolAnnotations_Hint {
+	if x != nil {
+		return x.Idempotent
 	}
-	return false
+	return ToolAnnotations_HINT_UNKNOWN
 }
 
-func (x *ToolAnnotations) GetOpenWorld() bool {
-	if x != nil && x.OpenWorld != nil {
-		return *x.OpenWorld
+func (x *ToolAnnotations) GetOpenWorld() ToolAnnotations_Hint {
+	if x != nil {
+		return x.OpenWorld
 	}
-	return false
+	return ToolAnnotations_HINT_UNKNOWN
 }
 
 type DescribeResponse struct {
@@ -2138,20 +2188,20 @@ const file_plugin_proto_rawDesc = "" +
 	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\x12,\n" +
 	"\x12default_timeout_ms\x18\x05 \x01(\x03R\x10defaultTimeoutMs\x12#\n" +
 	"\rrule_argument\x18\x06 \x01(\tR\fruleArgument\x12C\n" +
-	"\vannotations\x18\a \x01(\v2!.kosong.plugin.v1.ToolAnnotationsR\vannotations\"\xdf\x01\n" +
-	"\x0fToolAnnotations\x12 \n" +
-	"\tread_only\x18\x01 \x01(\bH\x00R\breadOnly\x88\x01\x01\x12%\n" +
-	"\vdestructive\x18\x02 \x01(\bH\x01R\vdestructive\x88\x01\x01\x12#\n" +
+	"\vannotations\x18\a \x01(\v2!.kosong.plugin.v1.ToolAnnotationsR\vannotations\"\xe8\x02\n" +
+	"\x0fToolAnnotations\x12C\n" +
+	"\tread_only\x18\x01 \x01(\x0e2&.kosong.plugin.v1.ToolAnnotations.HintR\breadOnly\x12H\n" +
+	"\vdestructive\x18\x02 \x01(\x0e2&.kosong.plugin.v1.ToolAnnotations.HintR\vdestructive\x12F\n" +
 	"\n" +
-	"idempotent\x18\x03 \x01(\bH\x02R\n" +
-	"idempotent\x88\x01\x01\x12\"\n" +
+	"idempotent\x18\x03 \x01(\x0e2&.kosong.plugin.v1.ToolAnnotations.HintR\n" +
+	"idempotent\x12E\n" +
 	"\n" +
-	"open_world\x18\x04 \x01(\bH\x03R\topenWorld\x88\x01\x01B\f\n" +
+	"open_world\x18\x04 \x01(\x0e2&.kosong.plugin.v1.ToolAnnotations.HintR\topenWorld\"7\n" +
+	"\x04Hint\x12\x10\n" +
+	"\fHINT_UNKNOWN\x10\x00\x12\r\n" +
+	"\tHINT_TRUE\x10\x01\x12\x0e\n" +
 	"\n" +
-	"_read_onlyB\x0e\n" +
-	"\f_destructiveB\r\n" +
-	"\v_idempotentB\r\n" +
-	"\v_open_world\"e\n" +
+	"HINT_FALSE\x10\x02\"e\n" +
 	"\x10DescribeResponse\x120\n" +
 	"\x05tools\x18\x01 \x03(\v2\x1a.kosong.plugin.v1.ToolSpecR\x05tools\x12\x1f\n" +
 	"\vsdk_version\x18\x02 \x01(\tR\n" +
@@ -2316,94 +2366,99 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_plugin_proto_goTypes = []any{
-	(ToolLoad_Status)(0),       // 0: kosong.plugin.v1.ToolLoad.Status
-	(*DescribeRequest)(nil),    // 1: kosong.plugin.v1.DescribeRequest
-	(*ToolSpec)(nil),           // 2: kosong.plugin.v1.ToolSpec
-	(*ToolAnnotations)(nil),    // 3: kosong.plugin.v1.ToolAnnotations
-	(*DescribeResponse)(nil),   // 4: kosong.plugin.v1.DescribeResponse
-	(*SessionInfo)(nil),        // 5: kosong.plugin.v1.SessionInfo
-	(*LoadRequest)(nil),        // 6: kosong.plugin.v1.LoadRequest
-	(*ToolLoad)(nil),           // 7: kosong.plugin.v1.ToolLoad
-	(*LoadResponse)(nil),       // 8: kosong.plugin.v1.LoadResponse
-	(*CallRequest)(nil),        // 9: kosong.plugin.v1.CallRequest
-	(*CallFrame)(nil),          // 10: kosong.plugin.v1.CallFrame
-	(*CallEvent)(nil),          // 11: kosong.plugin.v1.CallEvent
-	(*ContentPart)(nil),        // 12: kosong.plugin.v1.ContentPart
-	(*Image)(nil),              // 13: kosong.plugin.v1.Image
-	(*DisplayBlock)(nil),       // 14: kosong.plugin.v1.DisplayBlock
-	(*ToolOk)(nil),             // 15: kosong.plugin.v1.ToolOk
-	(*ToolError)(nil),          // 16: kosong.plugin.v1.ToolError
-	(*ToolRejected)(nil),       // 17: kosong.plugin.v1.ToolRejected
-	(*CallResponse)(nil),       // 18: kosong.plugin.v1.CallResponse
-	(*ApprovalRequest)(nil),    // 19: kosong.plugin.v1.ApprovalRequest
-	(*ApprovalResponse)(nil),   // 20: kosong.plugin.v1.ApprovalResponse
-	(*EnvironmentRequest)(nil), // 21: kosong.plugin.v1.EnvironmentRequest
-	(*EnvironmentInfo)(nil),    // 22: kosong.plugin.v1.EnvironmentInfo
-	(*SessionRequest)(nil),     // 23: kosong.plugin.v1.SessionRequest
-	(*ConfigRequest)(nil),      // 24: kosong.plugin.v1.ConfigRequest
-	(*ConfigResponse)(nil),     // 25: kosong.plugin.v1.ConfigResponse
-	(*ProgressReport)(nil),     // 26: kosong.plugin.v1.ProgressReport
-	(*ProgressAck)(nil),        // 27: kosong.plugin.v1.ProgressAck
-	(*QuestionOption)(nil),     // 28: kosong.plugin.v1.QuestionOption
-	(*Question)(nil),           // 29: kosong.plugin.v1.Question
-	(*QuestionRequest)(nil),    // 30: kosong.plugin.v1.QuestionRequest
-	(*QuestionResponse)(nil),   // 31: kosong.plugin.v1.QuestionResponse
-	(*ModelRequest)(nil),       // 32: kosong.plugin.v1.ModelRequest
-	(*ModelInfo)(nil),          // 33: kosong.plugin.v1.ModelInfo
-	nil,                        // 34: kosong.plugin.v1.LoadRequest.ToolConfigsEntry
-	nil,                        // 35: kosong.plugin.v1.QuestionResponse.AnswersEntry
+	(ToolAnnotations_Hint)(0),  // 0: kosong.plugin.v1.ToolAnnotations.Hint
+	(ToolLoad_Status)(0),       // 1: kosong.plugin.v1.ToolLoad.Status
+	(*DescribeRequest)(nil),    // 2: kosong.plugin.v1.DescribeRequest
+	(*ToolSpec)(nil),           // 3: kosong.plugin.v1.ToolSpec
+	(*ToolAnnotations)(nil),    // 4: kosong.plugin.v1.ToolAnnotations
+	(*DescribeResponse)(nil),   // 5: kosong.plugin.v1.DescribeResponse
+	(*SessionInfo)(nil),        // 6: kosong.plugin.v1.SessionInfo
+	(*LoadRequest)(nil),        // 7: kosong.plugin.v1.LoadRequest
+	(*ToolLoad)(nil),           // 8: kosong.plugin.v1.ToolLoad
+	(*LoadResponse)(nil),       // 9: kosong.plugin.v1.LoadResponse
+	(*CallRequest)(nil),        // 10: kosong.plugin.v1.CallRequest
+	(*CallFrame)(nil),          // 11: kosong.plugin.v1.CallFrame
+	(*CallEvent)(nil),          // 12: kosong.plugin.v1.CallEvent
+	(*ContentPart)(nil),        // 13: kosong.plugin.v1.ContentPart
+	(*Image)(nil),              // 14: kosong.plugin.v1.Image
+	(*DisplayBlock)(nil),       // 15: kosong.plugin.v1.DisplayBlock
+	(*ToolOk)(nil),             // 16: kosong.plugin.v1.ToolOk
+	(*ToolError)(nil),          // 17: kosong.plugin.v1.ToolError
+	(*ToolRejected)(nil),       // 18: kosong.plugin.v1.ToolRejected
+	(*CallResponse)(nil),       // 19: kosong.plugin.v1.CallResponse
+	(*ApprovalRequest)(nil),    // 20: kosong.plugin.v1.ApprovalRequest
+	(*ApprovalResponse)(nil),   // 21: kosong.plugin.v1.ApprovalResponse
+	(*EnvironmentRequest)(nil), // 22: kosong.plugin.v1.EnvironmentRequest
+	(*EnvironmentInfo)(nil),    // 23: kosong.plugin.v1.EnvironmentInfo
+	(*SessionRequest)(nil),     // 24: kosong.plugin.v1.SessionRequest
+	(*ConfigRequest)(nil),      // 25: kosong.plugin.v1.ConfigRequest
+	(*ConfigResponse)(nil),     // 26: kosong.plugin.v1.ConfigResponse
+	(*ProgressReport)(nil),     // 27: kosong.plugin.v1.ProgressReport
+	(*ProgressAck)(nil),        // 28: kosong.plugin.v1.ProgressAck
+	(*QuestionOption)(nil),     // 29: kosong.plugin.v1.QuestionOption
+	(*Question)(nil),           // 30: kosong.plugin.v1.Question
+	(*QuestionRequest)(nil),    // 31: kosong.plugin.v1.QuestionRequest
+	(*QuestionResponse)(nil),   // 32: kosong.plugin.v1.QuestionResponse
+	(*ModelRequest)(nil),       // 33: kosong.plugin.v1.ModelRequest
+	(*ModelInfo)(nil),          // 34: kosong.plugin.v1.ModelInfo
+	nil,                        // 35: kosong.plugin.v1.LoadRequest.ToolConfigsEntry
+	nil,                        // 36: kosong.plugin.v1.QuestionResponse.AnswersEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	3,  // 0: kosong.plugin.v1.ToolSpec.annotations:type_name -> kosong.plugin.v1.ToolAnnotations
-	2,  // 1: kosong.plugin.v1.DescribeResponse.tools:type_name -> kosong.plugin.v1.ToolSpec
-	5,  // 2: kosong.plugin.v1.LoadRequest.session:type_name -> kosong.plugin.v1.SessionInfo
-	34, // 3: kosong.plugin.v1.LoadRequest.tool_configs:type_name -> kosong.plugin.v1.LoadRequest.ToolConfigsEntry
-	0,  // 4: kosong.plugin.v1.ToolLoad.status:type_name -> kosong.plugin.v1.ToolLoad.Status
-	7,  // 5: kosong.plugin.v1.LoadResponse.tools:type_name -> kosong.plugin.v1.ToolLoad
-	9,  // 6: kosong.plugin.v1.CallFrame.call:type_name -> kosong.plugin.v1.CallRequest
-	18, // 7: kosong.plugin.v1.CallEvent.response:type_name -> kosong.plugin.v1.CallResponse
-	13, // 8: kosong.plugin.v1.ContentPart.image:type_name -> kosong.plugin.v1.Image
-	12, // 9: kosong.plugin.v1.ToolOk.output:type_name -> kosong.plugin.v1.ContentPart
-	14, // 10: kosong.plugin.v1.ToolOk.display:type_name -> kosong.plugin.v1.DisplayBlock
-	12, // 11: kosong.plugin.v1.ToolError.output:type_name -> kosong.plugin.v1.ContentPart
-	14, // 12: kosong.plugin.v1.ToolError.display:type_name -> kosong.plugin.v1.DisplayBlock
-	15, // 13: kosong.plugin.v1.CallResponse.ok:type_name -> kosong.plugin.v1.ToolOk
-	16, // 14: kosong.plugin.v1.CallResponse.error:type_name -> kosong.plugin.v1.ToolError
-	17, // 15: kosong.plugin.v1.CallResponse.rejected:type_name -> kosong.plugin.v1.ToolRejected
-	14, // 16: kosong.plugin.v1.ApprovalRequest.display:type_name -> kosong.plugin.v1.DisplayBlock
-	28, // 17: kosong.plugin.v1.Question.options:type_name -> kosong.plugin.v1.QuestionOption
-	29, // 18: kosong.plugin.v1.QuestionRequest.questions:type_name -> kosong.plugin.v1.Question
-	35, // 19: kosong.plugin.v1.QuestionResponse.answers:type_name -> kosong.plugin.v1.QuestionResponse.AnswersEntry
-	1,  // 20: kosong.plugin.v1.Plugin.Describe:input_type -> kosong.plugin.v1.DescribeRequest
-	6,  // 21: kosong.plugin.v1.Plugin.Load:input_type -> kosong.plugin.v1.LoadRequest
-	9,  // 22: kosong.plugin.v1.Plugin.Call:input_type -> kosong.plugin.v1.CallRequest
-	10, // 23: kosong.plugin.v1.Plugin.Calls:input_type -> kosong.plugin.v1.CallFrame
-	19, // 24: kosong.plugin.v1.Approval.Request:input_type -> kosong.plugin.v1.ApprovalRequest
-	21, // 25: kosong.plugin.v1.Environment.Get:input_type -> kosong.plugin.v1.EnvironmentRequest
-	23, // 26: kosong.plugin.v1.Session.Get:input_type -> kosong.plugin.v1.SessionRequest
-	24, // 27: kosong.plugin.v1.Config.Get:input_type -> kosong.plugin.v1.ConfigRequest
-	26, // 28: kosong.plugin.v1.Progress.Report:input_type -> kosong.plugin.v1.ProgressReport
-	30, // 29: kosong.plugin.v1.UserInput.Ask:input_type -> kosong.plugin.v1.QuestionRequest
-	32, // 30: kosong.plugin.v1.Model.Get:input_type -> kosong.plugin.v1.ModelRequest
-	4,  // 31: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
-	8,  // 32: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
-	18, // 33: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
-	11, // 34: kosong.plugin.v1.Plugin.Calls:output_type -> kosong.plugin.v1.CallEvent
-	20, // 35: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
-	22, // 36: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
-	5,  // 37: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
-	25, // 38: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
-	27, // 39: kosong.plugin.v1.Progress.Report:output_type -> kosong.plugin.v1.ProgressAck
-	31, // 40: kosong.plugin.v1.UserInput.Ask:output_type -> kosong.plugin.v1.QuestionResponse
-	33, // 41: kosong.plugin.v1.Model.Get:output_type -> kosong.plugin.v1.ModelInfo
-	31, // [31:42] is the sub-list for method output_type
-	20, // [20:31] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	4,  // 0: kosong.plugin.v1.ToolSpec.annotations:type_name -> kosong.plugin.v1.ToolAnnotations
+	0,  // 1: kosong.plugin.v1.ToolAnnotations.read_only:type_name -> kosong.plugin.v1.ToolAnnotations.Hint
+	0,  // 2: kosong.plugin.v1.ToolAnnotations.destructive:type_name -> kosong.plugin.v1.ToolAnnotations.Hint
+	0,  // 3: kosong.plugin.v1.ToolAnnotations.idempotent:type_name -> kosong.plugin.v1.ToolAnnotations.Hint
+	0,  // 4: kosong.plugin.v1.ToolAnnotations.open_world:type_name -> kosong.plugin.v1.ToolAnnotations.Hint
+	3,  // 5: kosong.plugin.v1.DescribeResponse.tools:type_name -> kosong.plugin.v1.ToolSpec
+	6,  // 6: kosong.plugin.v1.LoadRequest.session:type_name -> kosong.plugin.v1.SessionInfo
+	35, // 7: kosong.plugin.v1.LoadRequest.tool_configs:type_name -> kosong.plugin.v1.LoadRequest.ToolConfigsEntry
+	1,  // 8: kosong.plugin.v1.ToolLoad.status:type_name -> kosong.plugin.v1.ToolLoad.Status
+	8,  // 9: kosong.plugin.v1.LoadResponse.tools:type_name -> kosong.plugin.v1.ToolLoad
+	10, // 10: kosong.plugin.v1.CallFrame.call:type_name -> kosong.plugin.v1.CallRequest
+	19, // 11: kosong.plugin.v1.CallEvent.response:type_name -> kosong.plugin.v1.CallResponse
+	14, // 12: kosong.plugin.v1.ContentPart.image:type_name -> kosong.plugin.v1.Image
+	13, // 13: kosong.plugin.v1.ToolOk.output:type_name -> kosong.plugin.v1.ContentPart
+	15, // 14: kosong.plugin.v1.ToolOk.display:type_name -> kosong.plugin.v1.DisplayBlock
+	13, // 15: kosong.plugin.v1.ToolError.output:type_name -> kosong.plugin.v1.ContentPart
+	15, // 16: kosong.plugin.v1.ToolError.display:type_name -> kosong.plugin.v1.DisplayBlock
+	16, // 17: kosong.plugin.v1.CallResponse.ok:type_name -> kosong.plugin.v1.ToolOk
+	17, // 18: kosong.plugin.v1.CallResponse.error:type_name -> kosong.plugin.v1.ToolError
+	18, // 19: kosong.plugin.v1.CallResponse.rejected:type_name -> kosong.plugin.v1.ToolRejected
+	15, // 20: kosong.plugin.v1.ApprovalRequest.display:type_name -> kosong.plugin.v1.DisplayBlock
+	29, // 21: kosong.plugin.v1.Question.options:type_name -> kosong.plugin.v1.QuestionOption
+	30, // 22: kosong.plugin.v1.QuestionRequest.questions:type_name -> kosong.plugin.v1.Question
+	36, // 23: kosong.plugin.v1.QuestionResponse.answers:type_name -> kosong.plugin.v1.QuestionResponse.AnswersEntry
+	2,  // 24: kosong.plugin.v1.Plugin.Describe:input_type -> kosong.plugin.v1.DescribeRequest
+	7,  // 25: kosong.plugin.v1.Plugin.Load:input_type -> kosong.plugin.v1.LoadRequest
+	10, // 26: kosong.plugin.v1.Plugin.Call:input_type -> kosong.plugin.v1.CallRequest
+	11, // 27: kosong.plugin.v1.Plugin.Calls:input_type -> kosong.plugin.v1.CallFrame
+	20, // 28: kosong.plugin.v1.Approval.Request:input_type -> kosong.plugin.v1.ApprovalRequest
+	22, // 29: kosong.plugin.v1.Environment.Get:input_type -> kosong.plugin.v1.EnvironmentRequest
+	24, // 30: kosong.plugin.v1.Session.Get:input_type -> kosong.plugin.v1.SessionRequest
+	25, // 31: kosong.plugin.v1.Config.Get:input_type -> kosong.plugin.v1.ConfigRequest
+	27, // 32: kosong.plugin.v1.Progress.Report:input_type -> kosong.plugin.v1.ProgressReport
+	31, // 33: kosong.plugin.v1.UserInput.Ask:input_type -> kosong.plugin.v1.QuestionRequest
+	33, // 34: kosong.plugin.v1.Model.Get:input_type -> kosong.plugin.v1.ModelRequest
+	5,  // 35: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
+	9,  // 36: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
+	19, // 37: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
+	12, // 38: kosong.plugin.v1.Plugin.Calls:output_type -> kosong.plugin.v1.CallEvent
+	21, // 39: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
+	23, // 40: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
+	6,  // 41: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
+	26, // 42: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
+	28, // 43: kosong.plugin.v1.Progress.Report:output_type -> kosong.plugin.v1.ProgressAck
+	32, // 44: kosong.plugin.v1.UserInput.Ask:output_type -> kosong.plugin.v1.QuestionResponse
+	34, // 45: kosong.plugin.v1.Model.Get:output_type -> kosong.plugin.v1.ModelInfo
+	35, // [35:46] is the sub-list for method output_type
+	24, // [24:35] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2411,7 +2466,6 @@ func file_plugin_proto_init() {
 	if File_plugin_proto != nil {
 		return
 	}
-	file_plugin_proto_msgTypes[2].OneofWrappers = []any{}
 	file_plugin_proto_msgTypes[11].OneofWrappers = []any{
 		(*ContentPart_Text)(nil),
 		(*ContentPart_Image)(nil),
@@ -2426,7 +2480,7 @@ func file_plugin_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   8,
