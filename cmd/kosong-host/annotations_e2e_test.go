@@ -104,3 +104,36 @@ func TestMCPServeExportsAnnotations(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstPartyAnnotations: the built-in tools declare what
+// docs/plugins.md says they do (SearchWeb and AskUserQuestion are skipped
+// here: no search service, no one to answer).
+func TestFirstPartyAnnotations(t *testing.T) {
+	want := map[string]string{
+		"Echo": "read-only, closed-world", "Think": "read-only, closed-world", "SetTodoList": "read-only, closed-world",
+		"ReadFile": "read-only, closed-world", "Glob": "read-only, closed-world", "Grep": "read-only, closed-world",
+		"ReadMediaFile": "read-only, closed-world", "TaskList": "read-only, closed-world", "TaskOutput": "read-only, closed-world",
+		"FetchURL":  "read-only, open-world",
+		"WriteFile": "destructive, closed-world", "StrReplaceFile": "destructive, closed-world",
+		"TaskStop": "destructive, idempotent, closed-world",
+		"Shell":    "destructive, open-world",
+	}
+	plugins := map[string]string{"Echo": "echo", "Think": "think", "SetTodoList": "todo", "ReadFile": "file", "Glob": "file",
+		"Grep": "file", "ReadMediaFile": "media", "TaskList": "shell", "TaskOutput": "shell", "FetchURL": "web",
+		"WriteFile": "file", "StrReplaceFile": "file", "TaskStop": "shell", "Shell": "shell"}
+	var tools []string
+	for tool, plugin := range plugins {
+		tools = append(tools, fmt.Sprintf("%q", plugin+":"+tool))
+	}
+	agentYAML := "version: 1\nagent:\n  name: t\n  system_prompt_path: ./s.md\n  tools: [" + strings.Join(tools, ", ") + "]\n"
+	dir := writeFiles(t, map[string]string{"agent.yaml": agentYAML, "s.md": "hi"})
+	r := runHost(t, dir, "", "tools", "list")
+	if r.code != 0 {
+		t.Fatalf("tools list: exit %d: %s", r.code, r.stderr)
+	}
+	for tool, w := range want {
+		if !hasRow(r.stdout, tool, "  "+w+"  ") {
+			t.Errorf("tools list: no row %s with %q:\n%s", tool, w, r.stdout)
+		}
+	}
+}
