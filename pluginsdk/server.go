@@ -47,6 +47,7 @@ func describe(order []string, defs map[string]*Definition) pluginrpc.Description
 		d.Tools = append(d.Tools, pluginrpc.ToolSpec{
 			Name: def.name, Description: def.description, ParametersSchema: def.schema,
 			Capabilities: def.Capabilities(), DefaultTimeout: def.timeout, RuleArgument: def.ruleArg,
+			Annotations: def.annotations,
 		})
 	}
 	return d

@@ -72,6 +72,7 @@ type Definition struct {
 	schema      json.RawMessage
 	timeout     time.Duration
 	ruleArg     string
+	annotations Annotations
 	ctor        reflect.Value
 	capTypes    []reflect.Type
 	bind        func(v reflect.Value) callFunc

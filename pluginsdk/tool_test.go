@@ -38,6 +38,10 @@ func TestDeclarationErrors(t *testing.T) {
 		{"missing description file", NewTool[p]("A", "d", func() (h, error) { return h{}, nil }, WithDescriptionFile(fstest.MapFS{}, "a.md", nil)), "description a.md: open a.md"},
 		{"template error", NewTool[p]("A", "d", func() (h, error) { return h{}, nil },
 			WithDescriptionFile(fstest.MapFS{"a.md": {Data: []byte("{{.Missing}}")}}, "a.md", map[string]string{})), "description a.md"},
+		{"read-only and destructive", NewTool[p]("A", "d", func() (h, error) { return h{}, nil }, ReadOnly(), Destructive()),
+			"tool A: declared both read-only and destructive"},
+		{"destructive and read-only", NewTool[p]("A", "d", func() (h, error) { return h{}, nil }, Destructive(), ReadOnly()),
+			"tool A: declared both read-only and destructive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -75,7 +75,7 @@ func newToolsListCmd(g *globals) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "Load the agent's plugins and MCP servers and list their tools: status, capabilities, source",
+		Short: "Load the agent's plugins and MCP servers and list their tools: status, capabilities, annotations, source",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return g.withAgent(cmd, approval.Deny{}, func(_ context.Context, a *agent.Agent) error {
@@ -90,15 +90,27 @@ func newToolsListCmd(g *globals) *cobra.Command {
 					}
 					return ""
 				}
+				// annotations are a loaded tool's, nil when it declares none.
+				annotations := func(name string) *toolset.Annotations {
+					t, ok := a.Toolset.Find(name)
+					if !ok {
+						return nil
+					}
+					if ann := toolset.AnnotationsOf(t); ann != (toolset.Annotations{}) {
+						return &ann
+					}
+					return nil
+				}
 				statuses := a.Statuses()
 				if asJSON {
 					type row struct {
 						agent.ToolStatus
-						ModelName string `json:"model_name,omitempty"`
+						ModelName   string               `json:"model_name,omitempty"`
+						Annotations *toolset.Annotations `json:"annotations,omitempty"`
 					}
 					rows := make([]row, len(statuses))
 					for i, st := range statuses {
-						rows[i] = row{ToolStatus: st, ModelName: modelName(st.Name)}
+						rows[i] = row{ToolStatus: st, ModelName: modelName(st.Name), Annotations: annotations(st.Name)}
 					}
 					enc := json.NewEncoder(out)
 					enc.SetIndent("", "  ")
@@ -106,8 +118,12 @@ func newToolsListCmd(g *globals) *cobra.Command {
 				}
 				fmt.Fprintf(out, "agent %s from %s\n", a.Spec.Name, a.Source)
 				tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "NAME\tSTATUS\tCAPABILITIES\tSOURCE")
+				fmt.Fprintln(tw, "NAME\tSTATUS\tCAPABILITIES\tANNOTATIONS\tSOURCE")
 				for _, st := range statuses {
+					ann := "-"
+					if declared := annotations(st.Name); declared != nil {
+						ann = annotationWords(*declared)
+					}
 					if m := modelName(st.Name); m != "" {
 						st.Name += " (as " + m + ")"
 					}
@@ -119,7 +135,7 @@ func newToolsListCmd(g *globals) *cobra.Command {
 					if caps == "" {
 						caps = "-"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", st.Name, status, caps, st.Source)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", st.Name, status, caps, ann, st.Source)
 				}
 				return tw.Flush()
 			})
@@ -132,7 +148,7 @@ func newToolsListCmd(g *globals) *cobra.Command {
 func newToolsDescribeCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "describe NAME",
-		Short: "Show a tool's description, parameters schema, capabilities and timeout",
+		Short: "Show a tool's description, parameters schema, capabilities, timeout and annotations",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withAgent(cmd, approval.Deny{}, func(_ context.Context, a *agent.Agent) error {
@@ -153,12 +169,45 @@ func newToolsDescribeCmd(g *globals) *cobra.Command {
 				if caps == "" {
 					caps = "-"
 				}
-				fmt.Fprintf(out, "Name:         %s\nSource:       %s\nCapabilities: %s\nTimeout:      %s\n\n%s\n\nParameters:\n%s\n",
-					s.Name, s.Source, caps, timeout, s.Description, pretty)
+				ann := annotationWords(toolset.AnnotationsOf(t))
+				if ann == "" {
+					ann = "none declared"
+				}
+				fmt.Fprintf(out, "Name:         %s\nSource:       %s\nCapabilities: %s\nTimeout:      %s\nAnnotations:  %s\n\n%s\n\nParameters:\n%s\n",
+					s.Name, s.Source, caps, timeout, ann, s.Description, pretty)
 				return nil
 			})
 		},
 	}
+}
+
+// annotationWords says what a tool declares it does, e.g. "read-only,
+// closed-world"; unknown annotations are left out (and what read-only or
+// destructive implies of the other), so a tool declaring none has "".
+func annotationWords(a toolset.Annotations) string {
+	var words []string
+	add := func(b *bool, yes, no string) {
+		if b == nil {
+			return
+		}
+		if *b {
+			words = append(words, yes)
+		} else {
+			words = append(words, no)
+		}
+	}
+	readOnly, destructive := a.ReadOnly, a.Destructive
+	if a.IsReadOnly() && destructive != nil && !*destructive {
+		destructive = nil
+	}
+	if destructive != nil && *destructive && readOnly != nil && !*readOnly {
+		readOnly = nil
+	}
+	add(readOnly, "read-only", "not read-only")
+	add(destructive, "destructive", "not destructive")
+	add(a.Idempotent, "idempotent", "not idempotent")
+	add(a.OpenWorld, "open-world", "closed-world")
+	return strings.Join(words, ", ")
 }
 
 func newToolsCallCmd(g *globals) *cobra.Command {

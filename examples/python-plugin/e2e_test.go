@@ -153,6 +153,10 @@ func TestPythonPluginThroughHost(t *testing.T) {
 		stdoutLines int
 	}{
 		{name: "list", args: []string{"tools", "list"}, stdout: []string{"WordCount", "WhereAmI", "Environment", "Countdown", "Progress", "loaded"}},
+		{name: "declared annotations", args: []string{"tools", "describe", "WordCount"},
+			stdout: []string{"Annotations:  read-only, closed-world\n"}},
+		{name: "no annotations declared: unknown", args: []string{"tools", "describe", "WhereAmI"},
+			stdout: []string{"Annotations:  none declared\n"}},
 		{name: "typed tool", args: []string{"tools", "call", "WordCount", `{"text":"hello big world\nsecond line"}`},
 			stdout: []string{"5 words, 2 lines, 27 characters"}},
 		{name: "default filled in by the host", args: []string{"tools", "call", "WordCount", `{"text":"a b\nc"}`},

@@ -219,12 +219,17 @@ class Tool:
     load_request), when given, runs at load time and may raise Skip (host is
     None when the tool asks for no capability). capabilities
     names the host capabilities the tool needs ("Environment", "Approval",
-    "Session", "Config", "Progress")."""
+    "Session", "Config", "Progress"). read_only, destructive, idempotent and
+    open_world say what the tool does; None (the default) leaves one
+    unknown."""
 
-    def __init__(self, name, description, parameters, handler, capabilities=(), timeout_ms=0, setup=None):
+    def __init__(self, name, description, parameters, handler, capabilities=(), timeout_ms=0, setup=None,
+                 read_only=None, destructive=None, idempotent=None, open_world=None):
         self.name, self.description, self.parameters = name, description, parameters
         self.handler, self.capabilities = handler, list(capabilities)
         self.timeout_ms, self.setup = timeout_ms, setup
+        self.annotations = {"read_only": read_only, "destructive": destructive,
+                            "idempotent": idempotent, "open_world": open_world}
 
 
 class Call:
@@ -473,10 +478,19 @@ def describe(tools):
                 parameters_schema=json.dumps(t.parameters),
                 capabilities=t.capabilities,
                 default_timeout_ms=t.timeout_ms,
+                annotations=_annotations(t),
             )
             for t in tools
         ],
     )
+
+
+def _annotations(tool):
+    """The tool's declared annotations; None (absent on the wire: all
+    unknown) when it declares none."""
+    hint = {True: pb.ToolAnnotations.HINT_TRUE, False: pb.ToolAnnotations.HINT_FALSE}
+    declared = {k: hint[bool(v)] for k, v in tool.annotations.items() if v is not None}
+    return pb.ToolAnnotations(**declared) if declared else None
 
 
 # ---- start-up ----

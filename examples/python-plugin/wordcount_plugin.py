@@ -54,6 +54,8 @@ TOOLS = [
             "additionalProperties": False,
         },
         word_count,
+        read_only=True,
+        open_world=False,
     ),
     kp.Tool(
         "WhereAmI",

@@ -170,6 +170,34 @@ func TestSpecAndSource(t *testing.T) {
 	}
 }
 
+// A server's hints become the tools' annotations: readOnlyHint and
+// idempotentHint when true, destructiveHint and openWorldHint as sent; a
+// tool without hints has every annotation unknown.
+func TestAnnotations(t *testing.T) {
+	ts, _ := load(t, options(approval.Yolo{}), stdio(t, "test", "-write"))
+	find := func(name string) toolset.Annotations {
+		tl, ok := ts.Find(name)
+		if !ok {
+			t.Fatalf("no tool %s in %v", name, ts.Names())
+		}
+		return toolset.AnnotationsOf(tl)
+	}
+	str := func(a toolset.Annotations) string {
+		s := func(b *bool) string {
+			if b == nil {
+				return "?"
+			}
+			return fmt.Sprint(*b)
+		}
+		return strings.Join([]string{s(a.ReadOnly), s(a.Destructive), s(a.Idempotent), s(a.OpenWorld)}, " ")
+	}
+	for name, want := range map[string]string{"test__echo": "true ? ? false", "test__write": "? true true ?", "test__add": "? ? ? ?"} {
+		if got := str(find(name)); got != want {
+			t.Errorf("%s: read-only destructive idempotent open-world = %s, want %s", name, got, want)
+		}
+	}
+}
+
 func TestApproval(t *testing.T) {
 	var mu sync.Mutex
 	var asked []approval.Request

@@ -24,6 +24,8 @@ type Tool struct {
 	name   string // in the toolset
 	remote string // on the server
 	spec   toolset.Spec
+	// annotations are the server's hints (annotations.go).
+	annotations toolset.Annotations
 }
 
 func newTool(s *Server, t *mcp.Tool) *Tool {
@@ -35,8 +37,11 @@ func newTool(s *Server, t *mcp.Tool) *Tool {
 	return &Tool{srv: s, name: name, remote: t.Name, spec: toolset.Spec{
 		Name: name, Description: t.Description, Parameters: params, Source: s.source,
 		// Timeout stays 0: the call's own timeout is reset by progress.
-	}}
+	}, annotations: annotationsOf(t.Annotations)}
 }
+
+// Annotations are the tool's hints, as its server declares them.
+func (t *Tool) Annotations() toolset.Annotations { return t.annotations }
 
 // Spec describes the tool. Its Timeout is 0: the tool times out by itself,
 // after the server's timeout without progress.

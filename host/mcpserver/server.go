@@ -108,7 +108,8 @@ func (s *Server) sync() {
 			continue
 		}
 		spec := t.Spec()
-		shown := spec.Description + "\x00" + string(spec.Parameters)
+		ann := toolset.AnnotationsOf(t)
+		shown := spec.Description + "\x00" + string(spec.Parameters) + "\x00" + annotationsKey(ann)
 		if old, ok := s.served[name]; ok && old == shown {
 			served[name] = shown
 			continue
@@ -118,7 +119,8 @@ func (s *Server) sync() {
 			s.logger.Warn("not served over MCP", "tool", name, "error", err)
 			continue
 		}
-		s.mcp.AddTool(&mcp.Tool{Name: name, Description: spec.Description, InputSchema: schema}, s.handler(name))
+		s.mcp.AddTool(&mcp.Tool{Name: name, Description: spec.Description, InputSchema: schema,
+			Annotations: toolAnnotations(ann)}, s.handler(name))
 		served[name] = shown
 	}
 	var gone []string

@@ -149,6 +149,52 @@ func TestListTools(t *testing.T) {
 	}
 }
 
+type annotatedTool struct {
+	fakeTool
+	ann toolset.Annotations
+}
+
+func (a annotatedTool) Annotations() toolset.Annotations { return a.ann }
+
+// A tool's annotations reach MCP clients as hints; a tool declaring none
+// has no annotations, so clients apply MCP's defaults.
+func TestListToolsAnnotations(t *testing.T) {
+	yes, no := true, false
+	ts := toolset.New(nil)
+	noop := func(context.Context, string, json.RawMessage) toolset.Result { return toolset.Result{} }
+	for _, tl := range []toolset.Tool{
+		annotatedTool{fakeTool{spec: toolset.Spec{Name: "Look", Parameters: json.RawMessage(`{"type":"object"}`)}, call: noop},
+			toolset.Annotations{ReadOnly: &yes, Destructive: &no, OpenWorld: &no}},
+		annotatedTool{fakeTool{spec: toolset.Spec{Name: "Run", Parameters: json.RawMessage(`{"type":"object"}`)}, call: noop},
+			toolset.Annotations{ReadOnly: &no, Destructive: &yes, Idempotent: &yes, OpenWorld: &yes}},
+		fakeTool{spec: toolset.Spec{Name: "Plain", Parameters: json.RawMessage(`{"type":"object"}`)}, call: noop},
+	} {
+		if err := ts.Add(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs := connect(t, ts, mcpserver.NewApprovals(true), nil)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, tl := range res.Tools {
+		b, _ := json.Marshal(tl.Annotations)
+		got[tl.Name] = string(b)
+	}
+	want := map[string]string{
+		"Look":  `{"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":true}`,
+		"Run":   `{"destructiveHint":true,"idempotentHint":true,"openWorldHint":true,"readOnlyHint":false}`,
+		"Plain": `null`,
+	}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("%s: annotations %s, want %s", name, got[name], w)
+		}
+	}
+}
+
 // TestToolsFollowTheToolset: when the toolset's tools are replaced (an MCP
 // server of the agent changed its own), clients are told and list the new
 // tools; a removed tool's call is an error.

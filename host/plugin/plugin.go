@@ -295,7 +295,7 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 				Source: sp.source(first.Path), Capabilities: d.Capabilities,
 				Timeout:      callTimeout(d.DefaultTimeout, sp.Timeout),
 				RuleArgument: d.RuleArgument,
-			}}
+			}, annotations: toolset.Annotations(d.Annotations)}
 		case pluginrpc.StatusSkipped:
 			st.Status = "skipped"
 			p.cfg.Logger.Info(fmt.Sprintf("Skipping tool %s: %s", tl.Name, tl.Reason))

@@ -117,3 +117,24 @@ func TestLoadStatusesAndFailures(t *testing.T) {
 		}
 	}
 }
+
+// A plugin's tools carry the annotations its Describe declares; a tool
+// declaring none has every one unknown.
+func TestToolAnnotations(t *testing.T) {
+	cc := build(t, "host/testdata/plugins/capcheck")
+	echo := build(t, "plugins/echo/cmd/kosong-plugin-echo")
+	ts, _ := load(t, spec(cc, "Whoami"), spec(echo))
+	find := func(name string) toolset.Annotations {
+		tl, ok := ts.Find(name)
+		if !ok {
+			t.Fatalf("no tool %s", name)
+		}
+		return toolset.AnnotationsOf(tl)
+	}
+	if a := find("Echo"); !a.IsReadOnly() || a.OpenWorld == nil || *a.OpenWorld || a.Destructive == nil || *a.Destructive || a.Idempotent != nil {
+		t.Errorf("Echo: %+v, want read-only, not destructive, closed-world, idempotent unknown", a)
+	}
+	if a := find("Whoami"); a != (toolset.Annotations{}) {
+		t.Errorf("Whoami declares none, got %+v", a)
+	}
+}

@@ -23,9 +23,15 @@ type tool struct {
 	plugin *Plugin
 	// onProgress receives the call's progress when ctx carries no callback.
 	onProgress func(toolset.Progress)
+	// annotations are as the plugin's Describe declares them.
+	annotations toolset.Annotations
 }
 
 func (t *tool) Spec() toolset.Spec { return t.spec }
+
+// Annotations are what the plugin declares the tool does; all unknown for
+// a plugin built before annotations.
+func (t *tool) Annotations() toolset.Annotations { return t.annotations }
 
 // Call runs the call on the plugin's process (restarted first if it
 // stopped). Should the call's context end first, the supervisor makes sure

@@ -122,7 +122,7 @@ func (t *AskUserQuestion) Call(ctx context.Context, p Params) pluginsdk.Result {
 
 func definitions() []pluginsdk.Definition {
 	return []pluginsdk.Definition{
-		pluginsdk.NewTool[Params]("AskUserQuestion", "Ask the user questions.", NewAskUserQuestion,
+		pluginsdk.NewTool[Params]("AskUserQuestion", "Ask the user questions.", NewAskUserQuestion, pluginsdk.ReadOnly(), pluginsdk.ClosedWorld(),
 			pluginsdk.WithDescriptionFile(descriptions, "ask_user_question.md", nil)),
 	}
 }

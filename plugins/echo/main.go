@@ -28,7 +28,7 @@ func NewEcho() (Echo, error) { return Echo{}, nil }
 // definitions are the tools of this plugin.
 func definitions() []pluginsdk.Definition {
 	return []pluginsdk.Definition{
-		pluginsdk.NewTool[EchoParams]("Echo", "Echo the given text back, unchanged.", NewEcho),
+		pluginsdk.NewTool[EchoParams]("Echo", "Echo the given text back, unchanged.", NewEcho, pluginsdk.ReadOnly(), pluginsdk.ClosedWorld()),
 	}
 }
 

@@ -26,19 +26,24 @@ func definitions() []pluginsdk.Definition {
 	sort.Strings(skipped)
 	return []pluginsdk.Definition{
 		pluginsdk.NewTool[ReadParams]("ReadFile", "Read a text file.", NewReadFile, pluginsdk.WithRuleArgument("path"),
+			pluginsdk.ReadOnly(), pluginsdk.ClosedWorld(),
 			pluginsdk.WithDescriptionFile(descriptions, "read_file.md", map[string]any{
 				"MaxLines": maxReadLines, "MaxKB": maxReadBytes >> 10, "MaxChars": maxReadChars,
 				"MaxLineChars": maxLineChars, "Marker": truncatedMark,
 			})),
 		pluginsdk.NewTool[WriteParams]("WriteFile", "Write a file.", NewWriteFile, pluginsdk.WithRuleArgument("path"),
+			pluginsdk.Destructive(), pluginsdk.ClosedWorld(),
 			pluginsdk.WithDescriptionFile(descriptions, "write_file.md", nil)),
 		pluginsdk.NewRawTool("StrReplaceFile", "Replace text in a file.", compactSchema(replaceSchema), NewStrReplaceFile, pluginsdk.WithRuleArgument("path"),
+			pluginsdk.Destructive(), pluginsdk.ClosedWorld(),
 			pluginsdk.WithDescriptionFile(descriptions, "str_replace_file.md", nil)),
 		pluginsdk.NewTool[GlobParams]("Glob", "Find files by pattern.", NewGlob, pluginsdk.WithRuleArgument("pattern"),
+			pluginsdk.ReadOnly(), pluginsdk.ClosedWorld(),
 			pluginsdk.WithDescriptionFile(descriptions, "glob.md", map[string]any{
 				"MaxResults": maxGlobResults, "MaxDirs": maxGlobDirs,
 			})),
 		pluginsdk.NewTool[GrepParams]("Grep", "Search file contents.", NewGrep, pluginsdk.WithRuleArgument("path"),
+			pluginsdk.ReadOnly(), pluginsdk.ClosedWorld(),
 			pluginsdk.WithDescriptionFile(descriptions, "grep.md", map[string]any{
 				"HeadLimit": defaultHeadLimit, "Skipped": strings.Join(skipped, ", "),
 			})),

@@ -179,7 +179,7 @@ func (t *ReadMediaFile) Call(_ context.Context, p Params) pluginsdk.Result {
 
 func definitions() []pluginsdk.Definition {
 	return []pluginsdk.Definition{
-		pluginsdk.NewTool[Params]("ReadMediaFile", "Read an image file.", NewReadMediaFile,
+		pluginsdk.NewTool[Params]("ReadMediaFile", "Read an image file.", NewReadMediaFile, pluginsdk.ReadOnly(), pluginsdk.ClosedWorld(),
 			pluginsdk.WithDescriptionFile(descriptions, "read_media_file.md",
 				map[string]int{"MaxMB": MaxBytes >> 20, "WireMB": MaxWireBytes >> 20})),
 	}

@@ -252,6 +252,7 @@ func definitions() []pluginsdk.Definition {
 	return append([]pluginsdk.Definition{
 		pluginsdk.NewTool[Params]("Shell", "Run a shell command.", NewShell,
 			pluginsdk.WithRuleArgument("command"),
+			pluginsdk.Destructive(), pluginsdk.OpenWorld(),
 			pluginsdk.WithTimeout(toolTimeout),
 			pluginsdk.WithDescriptionFile(descriptions, "shell.md",
 				descriptionData{ShellHint: hint, DefaultTimeout: defaultTimeout, MaxTimeout: maxTimeout})),

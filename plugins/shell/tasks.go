@@ -416,7 +416,7 @@ func taskDefinitions() []pluginsdk.Definition {
 					return nil, err
 				}
 				return pluginsdk.HandlerFunc[TaskListParams](tt.List), nil
-			}, pluginsdk.WithDescriptionFile(descriptions, "task_list.md", nil)),
+			}, pluginsdk.ReadOnly(), pluginsdk.ClosedWorld(), pluginsdk.WithDescriptionFile(descriptions, "task_list.md", nil)),
 		pluginsdk.NewTool[TaskOutputParams]("TaskOutput", "Read a background task's output.",
 			func(a pluginsdk.Approval, s pluginsdk.Session) (pluginsdk.Handler[TaskOutputParams], error) {
 				tt, err := NewTaskTools(a, s)
@@ -424,7 +424,8 @@ func taskDefinitions() []pluginsdk.Definition {
 					return nil, err
 				}
 				return pluginsdk.HandlerFunc[TaskOutputParams](tt.Output), nil
-			}, pluginsdk.WithTimeout(time.Hour), pluginsdk.WithDescriptionFile(descriptions, "task_output.md", nil)),
+			}, pluginsdk.ReadOnly(), pluginsdk.ClosedWorld(), pluginsdk.WithTimeout(time.Hour),
+			pluginsdk.WithDescriptionFile(descriptions, "task_output.md", nil)),
 		pluginsdk.NewTool[TaskStopParams]("TaskStop", "Stop a background task.",
 			func(a pluginsdk.Approval, s pluginsdk.Session) (pluginsdk.Handler[TaskStopParams], error) {
 				tt, err := NewTaskTools(a, s)
@@ -432,6 +433,7 @@ func taskDefinitions() []pluginsdk.Definition {
 					return nil, err
 				}
 				return pluginsdk.HandlerFunc[TaskStopParams](tt.Stop), nil
-			}, pluginsdk.WithDescriptionFile(descriptions, "task_stop.md", nil)),
+			}, pluginsdk.Destructive(), pluginsdk.Idempotent(), pluginsdk.ClosedWorld(),
+			pluginsdk.WithDescriptionFile(descriptions, "task_stop.md", nil)),
 	}
 }

@@ -38,7 +38,7 @@ func (t *Think) Call(_ context.Context, p Params) pluginsdk.Result {
 // definitions are the tools of this plugin.
 func definitions() []pluginsdk.Definition {
 	return []pluginsdk.Definition{
-		pluginsdk.NewTool[Params]("Think", "Think before acting.", NewThink,
+		pluginsdk.NewTool[Params]("Think", "Think before acting.", NewThink, pluginsdk.ReadOnly(), pluginsdk.ClosedWorld(),
 			pluginsdk.WithDescriptionFile(descriptions, "think.md", nil)),
 	}
 }

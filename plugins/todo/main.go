@@ -154,7 +154,7 @@ func (t *SetTodoList) save(todos []Todo) error {
 // definitions are the tools of this plugin.
 func definitions() []pluginsdk.Definition {
 	return []pluginsdk.Definition{
-		pluginsdk.NewTool[Params]("SetTodoList", "Update or read the todo list.", NewSetTodoList,
+		pluginsdk.NewTool[Params]("SetTodoList", "Update or read the todo list.", NewSetTodoList, pluginsdk.ReadOnly(), pluginsdk.ClosedWorld(),
 			pluginsdk.WithDescriptionFile(descriptions, "set_todo_list.md", nil)),
 	}
 }

@@ -52,6 +52,7 @@ func newDefinitions(o options) []pluginsdk.Definition {
 	return []pluginsdk.Definition{
 		pluginsdk.NewTool[FetchParams]("FetchURL", "Fetch a URL as text.",
 			func(cfg pluginsdk.Config) (*FetchURL, error) { return newFetchURL(cfg, o) },
+			pluginsdk.ReadOnly(), pluginsdk.OpenWorld(),
 			pluginsdk.WithRuleArgument("url"),
 			pluginsdk.WithTimeout(o.client.Timeout+5*time.Second),
 			pluginsdk.WithDescriptionFile(descriptions, "fetch_url.md", map[string]any{
@@ -59,6 +60,7 @@ func newDefinitions(o options) []pluginsdk.Definition {
 			})),
 		pluginsdk.NewTool[SearchParams]("SearchWeb", "Search the web.",
 			func(cfg pluginsdk.Config) (*SearchWeb, error) { return newSearchWeb(cfg, o) },
+			pluginsdk.ReadOnly(), pluginsdk.OpenWorld(),
 			pluginsdk.WithTimeout(o.client.Timeout+5*time.Second),
 			pluginsdk.WithDescriptionFile(descriptions, "search_web.md", nil)),
 	}

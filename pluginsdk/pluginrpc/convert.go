@@ -17,7 +17,7 @@ func toProtoDescription(d Description) *pluginv1.DescribeResponse {
 		resp.Tools = append(resp.Tools, &pluginv1.ToolSpec{
 			Name: t.Name, Description: t.Description, ParametersSchema: string(t.ParametersSchema),
 			Capabilities: t.Capabilities, DefaultTimeoutMs: t.DefaultTimeout.Milliseconds(),
-			RuleArgument: t.RuleArgument,
+			RuleArgument: t.RuleArgument, Annotations: toProtoAnnotations(t.Annotations),
 		})
 	}
 	return resp
@@ -37,8 +37,49 @@ func fromProtoToolSpec(t *pluginv1.ToolSpec) ToolSpec {
 	return ToolSpec{
 		Name: t.GetName(), Description: t.GetDescription(), ParametersSchema: json.RawMessage(t.GetParametersSchema()),
 		Capabilities: t.GetCapabilities(), DefaultTimeout: time.Duration(t.GetDefaultTimeoutMs()) * time.Millisecond,
-		RuleArgument: t.GetRuleArgument(),
+		RuleArgument: t.GetRuleArgument(), Annotations: fromProtoAnnotations(t.GetAnnotations()),
 	}
+}
+
+// toProtoAnnotations converts a tool's annotations; nil when none is
+// declared.
+func toProtoAnnotations(a Annotations) *pluginv1.ToolAnnotations {
+	if !a.Known() {
+		return nil
+	}
+	return &pluginv1.ToolAnnotations{ReadOnly: toProtoHint(a.ReadOnly), Destructive: toProtoHint(a.Destructive),
+		Idempotent: toProtoHint(a.Idempotent), OpenWorld: toProtoHint(a.OpenWorld)}
+}
+
+// fromProtoAnnotations converts a tool's annotations; absent ones (a
+// binary built before annotations) are unknown.
+func fromProtoAnnotations(a *pluginv1.ToolAnnotations) Annotations {
+	return Annotations{ReadOnly: fromProtoHint(a.GetReadOnly()), Destructive: fromProtoHint(a.GetDestructive()),
+		Idempotent: fromProtoHint(a.GetIdempotent()), OpenWorld: fromProtoHint(a.GetOpenWorld())}
+}
+
+func toProtoHint(b *bool) pluginv1.ToolAnnotations_Hint {
+	switch {
+	case b == nil:
+		return pluginv1.ToolAnnotations_HINT_UNKNOWN
+	case *b:
+		return pluginv1.ToolAnnotations_HINT_TRUE
+	}
+	return pluginv1.ToolAnnotations_HINT_FALSE
+}
+
+// fromProtoHint is nil for unknown, and for a value this version does not
+// know.
+func fromProtoHint(h pluginv1.ToolAnnotations_Hint) *bool {
+	var b bool
+	switch h {
+	case pluginv1.ToolAnnotations_HINT_TRUE:
+		b = true
+	case pluginv1.ToolAnnotations_HINT_FALSE:
+	default:
+		return nil
+	}
+	return &b
 }
 
 // toProtoSession converts a Session to its wire form.

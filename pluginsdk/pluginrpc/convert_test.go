@@ -15,6 +15,22 @@ func TestConvertersRoundTrip(t *testing.T) {
 	if got := fromProtoDescription(toProtoDescription(desc)); !reflect.DeepEqual(got, desc) {
 		t.Errorf("description: %+v", got)
 	}
+	yes, no := true, false
+	annotated := Description{Tools: []ToolSpec{
+		{Name: "R", ParametersSchema: json.RawMessage(`{}`), Annotations: Annotations{ReadOnly: &yes, OpenWorld: &no}},
+		{Name: "W", ParametersSchema: json.RawMessage(`{}`), Annotations: Annotations{Destructive: &yes, Idempotent: &no, OpenWorld: &yes}},
+	}}
+	if got := fromProtoDescription(toProtoDescription(annotated)); !reflect.DeepEqual(got, annotated) {
+		t.Errorf("annotations: %+v", got)
+	}
+	// A binary built before annotations sends none: every one is unknown.
+	if got := fromProtoToolSpec(&pluginv1.ToolSpec{Name: "Old"}); got.Annotations.Known() {
+		t.Errorf("an old tool's annotations: %+v", got.Annotations)
+	}
+	// A hint value added after this version is unknown too.
+	if got := fromProtoAnnotations(&pluginv1.ToolAnnotations{ReadOnly: 7}); got.Known() {
+		t.Errorf("an unknown hint value: %+v", got)
+	}
 	load := LoadRequest{CapabilityBrokerID: 7, Capabilities: []string{CapConfig}, Session: Session{ID: "s", WorkDir: "/w", StateDir: "/s"},
 		Tools: []string{"A"}, ToolConfigs: map[string]string{"A": `{}`}}
 	if got := fromProtoLoadRequest(toProtoLoadRequest(load)); !reflect.DeepEqual(got, load) {

@@ -17,6 +17,27 @@ type ToolSpec struct {
 	DefaultTimeout time.Duration
 	// RuleArgument is the argument permission rules match ("" for none).
 	RuleArgument string
+	// Annotations say what the tool does; all unknown when it declares none.
+	Annotations Annotations
+}
+
+// Annotations say what a tool does, as its author declares it; a nil field
+// is unknown (binaries built before annotations declare none).
+type Annotations struct {
+	// ReadOnly: the tool does not change its environment.
+	ReadOnly *bool
+	// Destructive: the tool may destroy or overwrite data.
+	Destructive *bool
+	// Idempotent: a repeated call with the same arguments has no further
+	// effect.
+	Idempotent *bool
+	// OpenWorld: the tool reaches outside the machine.
+	OpenWorld *bool
+}
+
+// Known reports whether any annotation is declared.
+func (a Annotations) Known() bool {
+	return a.ReadOnly != nil || a.Destructive != nil || a.Idempotent != nil || a.OpenWorld != nil
 }
 
 // Description is a binary's answer to Describe.

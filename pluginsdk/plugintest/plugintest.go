@@ -159,6 +159,9 @@ type ToolSpec struct {
 	Capabilities []string
 	// Timeout is the tool's default call timeout; 0 means the host's.
 	Timeout time.Duration
+	// Annotations are what the tool declares it does, as the host reads
+	// them.
+	Annotations pluginsdk.Annotations
 }
 
 // Harness is a plugin served in-process over a real gRPC connection.
@@ -280,7 +283,7 @@ func (h *Harness) Describe(t testing.TB) []ToolSpec {
 	specs := make([]ToolSpec, 0, len(d.Tools))
 	for _, s := range d.Tools {
 		specs = append(specs, ToolSpec{Name: s.Name, Description: s.Description, Schema: s.ParametersSchema,
-			Capabilities: s.Capabilities, Timeout: s.DefaultTimeout})
+			Capabilities: s.Capabilities, Timeout: s.DefaultTimeout, Annotations: s.Annotations})
 	}
 	return specs
 }

@@ -353,6 +353,37 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
+// The annotations a tool declares reach the host; a tool declaring none has
+// every one unknown.
+func TestDescribeAnnotations(t *testing.T) {
+	noop := func() (pluginsdk.RawHandlerFunc, error) {
+		return func(context.Context, json.RawMessage) pluginsdk.Result { return pluginsdk.Ok("") }, nil
+	}
+	schema := json.RawMessage(`{"type":"object"}`)
+	h := plugintest.New(t, plugintest.Options{},
+		pluginsdk.NewRawTool("Look", "d", schema, noop, pluginsdk.ReadOnly(), pluginsdk.ClosedWorld()),
+		pluginsdk.NewRawTool("Wipe", "d", schema, noop, pluginsdk.Destructive(), pluginsdk.Idempotent(), pluginsdk.OpenWorld()),
+		pluginsdk.NewRawTool("Plain", "d", schema, noop),
+	)
+	str := func(b *bool) string {
+		if b == nil {
+			return "?"
+		}
+		return fmt.Sprint(*b)
+	}
+	got := map[string]string{}
+	for _, s := range h.Describe(t) {
+		a := s.Annotations
+		got[s.Name] = strings.Join([]string{str(a.ReadOnly), str(a.Destructive), str(a.Idempotent), str(a.OpenWorld)}, " ")
+	}
+	want := map[string]string{"Look": "true false ? false", "Wipe": "false true true true", "Plain": "? ? ? ?"}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("%s: read-only destructive idempotent open-world = %s, want %s", name, got[name], w)
+		}
+	}
+}
+
 type lockedWriter struct {
 	mu *sync.Mutex
 	w  *bytes.Buffer

@@ -247,7 +247,8 @@ func text(s string) *mcp.CallToolResult {
 
 // addWrite adds the tool write: text to the file at path.
 func addWrite(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{Name: "write", Description: "Write text to the file at path."},
+	mcp.AddTool(s, &mcp.Tool{Name: "write", Description: "Write text to the file at path.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true}},
 		func(_ context.Context, _ *mcp.CallToolRequest, in writeIn) (*mcp.CallToolResult, any, error) {
 			if err := os.WriteFile(in.Path, []byte(in.Text), 0o644); err != nil {
 				return nil, nil, err
@@ -260,6 +261,9 @@ type writeIn struct {
 	Path string `json:"path"`
 	Text string `json:"text"`
 }
+
+// yes and no are the hints' pointed-to values.
+var yes, no = true, false
 
 // A 1x1 PNG.
 var png = []byte{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}
@@ -282,7 +286,8 @@ func newServer() *mcp.Server {
 			return next(ctx, method, req)
 		}
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text back."},
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the text back.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: &no}},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 			return text(in.Text), nil, nil
 		})

@@ -30,6 +30,55 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type ToolAnnotations_Hint int32
+
+const (
+	ToolAnnotations_HINT_UNKNOWN ToolAnnotations_Hint = 0
+	ToolAnnotations_HINT_TRUE    ToolAnnotations_Hint = 1
+	ToolAnnotations_HINT_FALSE   ToolAnnotations_Hint = 2
+)
+
+// Enum value maps for ToolAnnotations_Hint.
+var (
+	ToolAnnotations_Hint_name = map[int32]string{
+		0: "HINT_UNKNOWN",
+		1: "HINT_TRUE",
+		2: "HINT_FALSE",
+	}
+	ToolAnnotations_Hint_value = map[string]int32{
+		"HINT_UNKNOWN": 0,
+		"HINT_TRUE":    1,
+		"HINT_FALSE":   2,
+	}
+)
+
+func (x ToolAnnotations_Hint) Enum() *ToolAnnotations_Hint {
+	p := new(ToolAnnotations_Hint)
+	*p = x
+	return p
+}
+
+func (x ToolAnnotations_Hint) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ToolAnnotations_Hint) Descriptor() protoreflect.EnumDescriptor {
+	return file_plugin_proto_enumTypes[0].Descriptor()
+}
+
+func (ToolAnnotations_Hint) Type() protoreflect.EnumType {
+	return &file_plugin_proto_enumTypes[0]
+}
+
+func (x ToolAnnotations_Hint) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ToolAnnotations_Hint.Descriptor instead.
+func (ToolAnnotations_Hint) EnumDescriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{2, 0}
+}
+
 type ToolLoad_Status int32
 
 const (
@@ -66,11 +115,11 @@ func (x ToolLoad_Status) String() string {
 }
 
 func (ToolLoad_Status) Descriptor() protoreflect.EnumDescriptor {
-	return file_plugin_proto_enumTypes[0].Descriptor()
+	return file_plugin_proto_enumTypes[1].Descriptor()
 }
 
 func (ToolLoad_Status) Type() protoreflect.EnumType {
-	return &file_plugin_proto_enumTypes[0]
+	return &file_plugin_proto_enumTypes[1]
 }
 
 func (x ToolLoad_Status) Number() protoreflect.EnumNumber {
@@ -79,7 +128,7 @@ func (x ToolLoad_Status) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ToolLoad_Status.Descriptor instead.
 func (ToolLoad_Status) EnumDescriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{5, 0}
+	return file_plugin_proto_rawDescGZIP(), []int{6, 0}
 }
 
 type DescribeRequest struct {
@@ -130,7 +179,10 @@ type ToolSpec struct {
 	DefaultTimeoutMs int64 `protobuf:"varint,5,opt,name=default_timeout_ms,json=defaultTimeoutMs,proto3" json:"default_timeout_ms,omitempty"`
 	// The argument permission rules match, e.g. "command" for Shell(git *);
 	// empty: rules name the tool only.
-	RuleArgument  string `protobuf:"bytes,6,opt,name=rule_argument,json=ruleArgument,proto3" json:"rule_argument,omitempty"`
+	RuleArgument string `protobuf:"bytes,6,opt,name=rule_argument,json=ruleArgument,proto3" json:"rule_argument,omitempty"`
+	// What the tool does, as its author declares it; absent (plugins built
+	// before annotations) means every annotation is unknown.
+	Annotations   *ToolAnnotations `protobuf:"bytes,7,opt,name=annotations,proto3" json:"annotations,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -207,6 +259,90 @@ func (x *ToolSpec) GetRuleArgument() string {
 	return ""
 }
 
+func (x *ToolSpec) GetAnnotations() *ToolAnnotations {
+	if x != nil {
+		return x.Annotations
+	}
+	return nil
+}
+
+// ToolAnnotations say what a tool does. Each one is a Hint: HINT_UNKNOWN
+// (the zero value, as from a plugin that does not declare it) or declared
+// true or false. A host treats an unknown one as MCP does: not read-only,
+// possibly destructive, not idempotent, open-world.
+type ToolAnnotations struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tool does not change its environment.
+	ReadOnly ToolAnnotations_Hint `protobuf:"varint,1,opt,name=read_only,json=readOnly,proto3,enum=kosong.plugin.v1.ToolAnnotations_Hint" json:"read_only,omitempty"`
+	// The tool may destroy or overwrite data (meaningful when not read-only).
+	Destructive ToolAnnotations_Hint `protobuf:"varint,2,opt,name=destructive,proto3,enum=kosong.plugin.v1.ToolAnnotations_Hint" json:"destructive,omitempty"`
+	// Calling it again with the same arguments has no further effect
+	// (meaningful when not read-only).
+	Idempotent ToolAnnotations_Hint `protobuf:"varint,3,opt,name=idempotent,proto3,enum=kosong.plugin.v1.ToolAnnotations_Hint" json:"idempotent,omitempty"`
+	// The tool reaches outside the machine (the web, other services).
+	OpenWorld     ToolAnnotations_Hint `protobuf:"varint,4,opt,name=open_world,json=openWorld,proto3,enum=kosong.plugin.v1.ToolAnnotations_Hint" json:"open_world,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolAnnotations) Reset() {
+	*x = ToolAnnotations{}
+	mi := &file_plugin_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolAnnotations) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolAnnotations) ProtoMessage() {}
+
+func (x *ToolAnnotations) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolAnnotations.ProtoReflect.Descriptor instead.
+func (*ToolAnnotations) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ToolAnnotations) GetReadOnly() ToolAnnotations_Hint {
+	if x != nil {
+		return x.ReadOnly
+	}
+	return ToolAnnotations_HINT_UNKNOWN
+}
+
+func (x *ToolAnnotations) GetDestructive() ToolAnnotations_Hint {
+	if x != nil {
+		return x.Destructive
+	}
+	return ToolAnnotations_HINT_UNKNOWN
+}
+
+func (x *ToolAnnotations) GetIdempotent() ToolAnnotations_Hint {
+	if x != nil {
+		return x.Idempotent
+	}
+	return ToolAnnotations_HINT_UNKNOWN
+}
+
+func (x *ToolAnnotations) GetOpenWorld() ToolAnnotations_Hint {
+	if x != nil {
+		return x.OpenWorld
+	}
+	return ToolAnnotations_HINT_UNKNOWN
+}
+
 type DescribeResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Tools []*ToolSpec            `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
@@ -218,7 +354,7 @@ type DescribeResponse struct {
 
 func (x *DescribeResponse) Reset() {
 	*x = DescribeResponse{}
-	mi := &file_plugin_proto_msgTypes[2]
+	mi := &file_plugin_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -230,7 +366,7 @@ func (x *DescribeResponse) String() string {
 func (*DescribeResponse) ProtoMessage() {}
 
 func (x *DescribeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[2]
+	mi := &file_plugin_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -243,7 +379,7 @@ func (x *DescribeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DescribeResponse.ProtoReflect.Descriptor instead.
 func (*DescribeResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{2}
+	return file_plugin_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *DescribeResponse) GetTools() []*ToolSpec {
@@ -272,7 +408,7 @@ type SessionInfo struct {
 
 func (x *SessionInfo) Reset() {
 	*x = SessionInfo{}
-	mi := &file_plugin_proto_msgTypes[3]
+	mi := &file_plugin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -284,7 +420,7 @@ func (x *SessionInfo) String() string {
 func (*SessionInfo) ProtoMessage() {}
 
 func (x *SessionInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[3]
+	mi := &file_plugin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -297,7 +433,7 @@ func (x *SessionInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionInfo.ProtoReflect.Descriptor instead.
 func (*SessionInfo) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{3}
+	return file_plugin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SessionInfo) GetId() string {
@@ -338,7 +474,7 @@ type LoadRequest struct {
 
 func (x *LoadRequest) Reset() {
 	*x = LoadRequest{}
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -350,7 +486,7 @@ func (x *LoadRequest) String() string {
 func (*LoadRequest) ProtoMessage() {}
 
 func (x *LoadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -363,7 +499,7 @@ func (x *LoadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoadRequest.ProtoReflect.Descriptor instead.
 func (*LoadRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{4}
+	return file_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *LoadRequest) GetCapabilityBrokerId() uint32 {
@@ -412,7 +548,7 @@ type ToolLoad struct {
 
 func (x *ToolLoad) Reset() {
 	*x = ToolLoad{}
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -424,7 +560,7 @@ func (x *ToolLoad) String() string {
 func (*ToolLoad) ProtoMessage() {}
 
 func (x *ToolLoad) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -437,7 +573,7 @@ func (x *ToolLoad) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolLoad.ProtoReflect.Descriptor instead.
 func (*ToolLoad) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{5}
+	return file_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ToolLoad) GetName() string {
@@ -470,7 +606,7 @@ type LoadResponse struct {
 
 func (x *LoadResponse) Reset() {
 	*x = LoadResponse{}
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -482,7 +618,7 @@ func (x *LoadResponse) String() string {
 func (*LoadResponse) ProtoMessage() {}
 
 func (x *LoadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -495,7 +631,7 @@ func (x *LoadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoadResponse.ProtoReflect.Descriptor instead.
 func (*LoadResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{6}
+	return file_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *LoadResponse) GetTools() []*ToolLoad {
@@ -517,7 +653,7 @@ type CallRequest struct {
 
 func (x *CallRequest) Reset() {
 	*x = CallRequest{}
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -529,7 +665,7 @@ func (x *CallRequest) String() string {
 func (*CallRequest) ProtoMessage() {}
 
 func (x *CallRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -542,7 +678,7 @@ func (x *CallRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallRequest.ProtoReflect.Descriptor instead.
 func (*CallRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{7}
+	return file_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CallRequest) GetToolCallId() string {
@@ -583,7 +719,7 @@ type CallFrame struct {
 
 func (x *CallFrame) Reset() {
 	*x = CallFrame{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -595,7 +731,7 @@ func (x *CallFrame) String() string {
 func (*CallFrame) ProtoMessage() {}
 
 func (x *CallFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -608,7 +744,7 @@ func (x *CallFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallFrame.ProtoReflect.Descriptor instead.
 func (*CallFrame) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CallFrame) GetId() uint64 {
@@ -656,7 +792,7 @@ type CallEvent struct {
 
 func (x *CallEvent) Reset() {
 	*x = CallEvent{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -668,7 +804,7 @@ func (x *CallEvent) String() string {
 func (*CallEvent) ProtoMessage() {}
 
 func (x *CallEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -681,7 +817,7 @@ func (x *CallEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallEvent.ProtoReflect.Descriptor instead.
 func (*CallEvent) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CallEvent) GetId() uint64 {
@@ -726,7 +862,7 @@ type ContentPart struct {
 
 func (x *ContentPart) Reset() {
 	*x = ContentPart{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -738,7 +874,7 @@ func (x *ContentPart) String() string {
 func (*ContentPart) ProtoMessage() {}
 
 func (x *ContentPart) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -751,7 +887,7 @@ func (x *ContentPart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentPart.ProtoReflect.Descriptor instead.
 func (*ContentPart) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ContentPart) GetPart() isContentPart_Part {
@@ -806,7 +942,7 @@ type Image struct {
 
 func (x *Image) Reset() {
 	*x = Image{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -818,7 +954,7 @@ func (x *Image) String() string {
 func (*Image) ProtoMessage() {}
 
 func (x *Image) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -831,7 +967,7 @@ func (x *Image) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Image.ProtoReflect.Descriptor instead.
 func (*Image) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Image) GetMimeType() string {
@@ -867,7 +1003,7 @@ type DisplayBlock struct {
 
 func (x *DisplayBlock) Reset() {
 	*x = DisplayBlock{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -879,7 +1015,7 @@ func (x *DisplayBlock) String() string {
 func (*DisplayBlock) ProtoMessage() {}
 
 func (x *DisplayBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -892,7 +1028,7 @@ func (x *DisplayBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisplayBlock.ProtoReflect.Descriptor instead.
 func (*DisplayBlock) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DisplayBlock) GetKind() string {
@@ -921,7 +1057,7 @@ type ToolOk struct {
 
 func (x *ToolOk) Reset() {
 	*x = ToolOk{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -933,7 +1069,7 @@ func (x *ToolOk) String() string {
 func (*ToolOk) ProtoMessage() {}
 
 func (x *ToolOk) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -946,7 +1082,7 @@ func (x *ToolOk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolOk.ProtoReflect.Descriptor instead.
 func (*ToolOk) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ToolOk) GetOutput() []*ContentPart {
@@ -992,7 +1128,7 @@ type ToolError struct {
 
 func (x *ToolError) Reset() {
 	*x = ToolError{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1004,7 +1140,7 @@ func (x *ToolError) String() string {
 func (*ToolError) ProtoMessage() {}
 
 func (x *ToolError) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1017,7 +1153,7 @@ func (x *ToolError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolError.ProtoReflect.Descriptor instead.
 func (*ToolError) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ToolError) GetMessage() string {
@@ -1064,7 +1200,7 @@ type ToolRejected struct {
 
 func (x *ToolRejected) Reset() {
 	*x = ToolRejected{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1076,7 +1212,7 @@ func (x *ToolRejected) String() string {
 func (*ToolRejected) ProtoMessage() {}
 
 func (x *ToolRejected) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1089,7 +1225,7 @@ func (x *ToolRejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolRejected.ProtoReflect.Descriptor instead.
 func (*ToolRejected) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ToolRejected) GetFeedback() string {
@@ -1113,7 +1249,7 @@ type CallResponse struct {
 
 func (x *CallResponse) Reset() {
 	*x = CallResponse{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1125,7 +1261,7 @@ func (x *CallResponse) String() string {
 func (*CallResponse) ProtoMessage() {}
 
 func (x *CallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1138,7 +1274,7 @@ func (x *CallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallResponse.ProtoReflect.Descriptor instead.
 func (*CallResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CallResponse) GetResult() isCallResponse_Result {
@@ -1211,7 +1347,7 @@ type ApprovalRequest struct {
 
 func (x *ApprovalRequest) Reset() {
 	*x = ApprovalRequest{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1223,7 +1359,7 @@ func (x *ApprovalRequest) String() string {
 func (*ApprovalRequest) ProtoMessage() {}
 
 func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1236,7 +1372,7 @@ func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequest.ProtoReflect.Descriptor instead.
 func (*ApprovalRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ApprovalRequest) GetToolCallId() string {
@@ -1284,7 +1420,7 @@ type ApprovalResponse struct {
 
 func (x *ApprovalResponse) Reset() {
 	*x = ApprovalResponse{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1296,7 +1432,7 @@ func (x *ApprovalResponse) String() string {
 func (*ApprovalResponse) ProtoMessage() {}
 
 func (x *ApprovalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1309,7 +1445,7 @@ func (x *ApprovalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalResponse.ProtoReflect.Descriptor instead.
 func (*ApprovalResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ApprovalResponse) GetApproved() bool {
@@ -1334,7 +1470,7 @@ type EnvironmentRequest struct {
 
 func (x *EnvironmentRequest) Reset() {
 	*x = EnvironmentRequest{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1346,7 +1482,7 @@ func (x *EnvironmentRequest) String() string {
 func (*EnvironmentRequest) ProtoMessage() {}
 
 func (x *EnvironmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1359,7 +1495,7 @@ func (x *EnvironmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvironmentRequest.ProtoReflect.Descriptor instead.
 func (*EnvironmentRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 type EnvironmentInfo struct {
@@ -1375,7 +1511,7 @@ type EnvironmentInfo struct {
 
 func (x *EnvironmentInfo) Reset() {
 	*x = EnvironmentInfo{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1387,7 +1523,7 @@ func (x *EnvironmentInfo) String() string {
 func (*EnvironmentInfo) ProtoMessage() {}
 
 func (x *EnvironmentInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1400,7 +1536,7 @@ func (x *EnvironmentInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvironmentInfo.ProtoReflect.Descriptor instead.
 func (*EnvironmentInfo) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *EnvironmentInfo) GetOs() string {
@@ -1446,7 +1582,7 @@ type SessionRequest struct {
 
 func (x *SessionRequest) Reset() {
 	*x = SessionRequest{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1458,7 +1594,7 @@ func (x *SessionRequest) String() string {
 func (*SessionRequest) ProtoMessage() {}
 
 func (x *SessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1471,7 +1607,7 @@ func (x *SessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRequest.ProtoReflect.Descriptor instead.
 func (*SessionRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 type ConfigRequest struct {
@@ -1483,7 +1619,7 @@ type ConfigRequest struct {
 
 func (x *ConfigRequest) Reset() {
 	*x = ConfigRequest{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1495,7 +1631,7 @@ func (x *ConfigRequest) String() string {
 func (*ConfigRequest) ProtoMessage() {}
 
 func (x *ConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1508,7 +1644,7 @@ func (x *ConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigRequest.ProtoReflect.Descriptor instead.
 func (*ConfigRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ConfigRequest) GetToolName() string {
@@ -1528,7 +1664,7 @@ type ConfigResponse struct {
 
 func (x *ConfigResponse) Reset() {
 	*x = ConfigResponse{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1676,7 @@ func (x *ConfigResponse) String() string {
 func (*ConfigResponse) ProtoMessage() {}
 
 func (x *ConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1689,7 @@ func (x *ConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigResponse.ProtoReflect.Descriptor instead.
 func (*ConfigResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ConfigResponse) GetJson() string {
@@ -1579,7 +1715,7 @@ type ProgressReport struct {
 
 func (x *ProgressReport) Reset() {
 	*x = ProgressReport{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1591,7 +1727,7 @@ func (x *ProgressReport) String() string {
 func (*ProgressReport) ProtoMessage() {}
 
 func (x *ProgressReport) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1604,7 +1740,7 @@ func (x *ProgressReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgressReport.ProtoReflect.Descriptor instead.
 func (*ProgressReport) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ProgressReport) GetToolCallId() string {
@@ -1650,7 +1786,7 @@ type ProgressAck struct {
 
 func (x *ProgressAck) Reset() {
 	*x = ProgressAck{}
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1662,7 +1798,7 @@ func (x *ProgressAck) String() string {
 func (*ProgressAck) ProtoMessage() {}
 
 func (x *ProgressAck) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1675,7 +1811,7 @@ func (x *ProgressAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgressAck.ProtoReflect.Descriptor instead.
 func (*ProgressAck) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{25}
+	return file_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 type QuestionOption struct {
@@ -1688,7 +1824,7 @@ type QuestionOption struct {
 
 func (x *QuestionOption) Reset() {
 	*x = QuestionOption{}
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1700,7 +1836,7 @@ func (x *QuestionOption) String() string {
 func (*QuestionOption) ProtoMessage() {}
 
 func (x *QuestionOption) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1713,7 +1849,7 @@ func (x *QuestionOption) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuestionOption.ProtoReflect.Descriptor instead.
 func (*QuestionOption) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{26}
+	return file_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *QuestionOption) GetLabel() string {
@@ -1743,7 +1879,7 @@ type Question struct {
 
 func (x *Question) Reset() {
 	*x = Question{}
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1755,7 +1891,7 @@ func (x *Question) String() string {
 func (*Question) ProtoMessage() {}
 
 func (x *Question) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1768,7 +1904,7 @@ func (x *Question) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Question.ProtoReflect.Descriptor instead.
 func (*Question) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{27}
+	return file_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Question) GetQuestion() string {
@@ -1811,7 +1947,7 @@ type QuestionRequest struct {
 
 func (x *QuestionRequest) Reset() {
 	*x = QuestionRequest{}
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1823,7 +1959,7 @@ func (x *QuestionRequest) String() string {
 func (*QuestionRequest) ProtoMessage() {}
 
 func (x *QuestionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1836,7 +1972,7 @@ func (x *QuestionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuestionRequest.ProtoReflect.Descriptor instead.
 func (*QuestionRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{28}
+	return file_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *QuestionRequest) GetToolCallId() string {
@@ -1873,7 +2009,7 @@ type QuestionResponse struct {
 
 func (x *QuestionResponse) Reset() {
 	*x = QuestionResponse{}
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1885,7 +2021,7 @@ func (x *QuestionResponse) String() string {
 func (*QuestionResponse) ProtoMessage() {}
 
 func (x *QuestionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1898,7 +2034,7 @@ func (x *QuestionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuestionResponse.ProtoReflect.Descriptor instead.
 func (*QuestionResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{29}
+	return file_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *QuestionResponse) GetAnswers() map[string]string {
@@ -1923,7 +2059,7 @@ type ModelRequest struct {
 
 func (x *ModelRequest) Reset() {
 	*x = ModelRequest{}
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1935,7 +2071,7 @@ func (x *ModelRequest) String() string {
 func (*ModelRequest) ProtoMessage() {}
 
 func (x *ModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1948,7 +2084,7 @@ func (x *ModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelRequest.ProtoReflect.Descriptor instead.
 func (*ModelRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{30}
+	return file_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 type ModelInfo struct {
@@ -1969,7 +2105,7 @@ type ModelInfo struct {
 
 func (x *ModelInfo) Reset() {
 	*x = ModelInfo{}
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1981,7 +2117,7 @@ func (x *ModelInfo) String() string {
 func (*ModelInfo) ProtoMessage() {}
 
 func (x *ModelInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1994,7 +2130,7 @@ func (x *ModelInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelInfo.ProtoReflect.Descriptor instead.
 func (*ModelInfo) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{31}
+	return file_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ModelInfo) GetProvider() string {
@@ -2044,14 +2180,28 @@ var File_plugin_proto protoreflect.FileDescriptor
 const file_plugin_proto_rawDesc = "" +
 	"\n" +
 	"\fplugin.proto\x12\x10kosong.plugin.v1\"\x11\n" +
-	"\x0fDescribeRequest\"\xe4\x01\n" +
+	"\x0fDescribeRequest\"\xa9\x02\n" +
 	"\bToolSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12+\n" +
 	"\x11parameters_schema\x18\x03 \x01(\tR\x10parametersSchema\x12\"\n" +
 	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\x12,\n" +
 	"\x12default_timeout_ms\x18\x05 \x01(\x03R\x10defaultTimeoutMs\x12#\n" +
-	"\rrule_argument\x18\x06 \x01(\tR\fruleArgument\"e\n" +
+	"\rrule_argument\x18\x06 \x01(\tR\fruleArgument\x12C\n" +
+	"\vannotations\x18\a \x01(\v2!.kosong.plugin.v1.ToolAnnotationsR\vannotations\"\xe8\x02\n" +
+	"\x0fToolAnnotations\x12C\n" +
+	"\tread_only\x18\x01 \x01(\x0e2&.kosong.plugin.v1.ToolAnnotations.HintR\breadOnly\x12H\n" +
+	"\vdestructive\x18\x02 \x01(\x0e2&.kosong.plugin.v1.ToolAnnotations.HintR\vdestructive\x12F\n" +
+	"\n" +
+	"idempotent\x18\x03 \x01(\x0e2&.kosong.plugin.v1.ToolAnnotations.HintR\n" +
+	"idempotent\x12E\n" +
+	"\n" +
+	"open_world\x18\x04 \x01(\x0e2&.kosong.plugin.v1.ToolAnnotations.HintR\topenWorld\"7\n" +
+	"\x04Hint\x12\x10\n" +
+	"\fHINT_UNKNOWN\x10\x00\x12\r\n" +
+	"\tHINT_TRUE\x10\x01\x12\x0e\n" +
+	"\n" +
+	"HINT_FALSE\x10\x02\"e\n" +
 	"\x10DescribeResponse\x120\n" +
 	"\x05tools\x18\x01 \x03(\v2\x1a.kosong.plugin.v1.ToolSpecR\x05tools\x12\x1f\n" +
 	"\vsdk_version\x18\x02 \x01(\tR\n" +
@@ -2216,92 +2366,99 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_plugin_proto_goTypes = []any{
-	(ToolLoad_Status)(0),       // 0: kosong.plugin.v1.ToolLoad.Status
-	(*DescribeRequest)(nil),    // 1: kosong.plugin.v1.DescribeRequest
-	(*ToolSpec)(nil),           // 2: kosong.plugin.v1.ToolSpec
-	(*DescribeResponse)(nil),   // 3: kosong.plugin.v1.DescribeResponse
-	(*SessionInfo)(nil),        // 4: kosong.plugin.v1.SessionInfo
-	(*LoadRequest)(nil),        // 5: kosong.plugin.v1.LoadRequest
-	(*ToolLoad)(nil),           // 6: kosong.plugin.v1.ToolLoad
-	(*LoadResponse)(nil),       // 7: kosong.plugin.v1.LoadResponse
-	(*CallRequest)(nil),        // 8: kosong.plugin.v1.CallRequest
-	(*CallFrame)(nil),          // 9: kosong.plugin.v1.CallFrame
-	(*CallEvent)(nil),          // 10: kosong.plugin.v1.CallEvent
-	(*ContentPart)(nil),        // 11: kosong.plugin.v1.ContentPart
-	(*Image)(nil),              // 12: kosong.plugin.v1.Image
-	(*DisplayBlock)(nil),       // 13: kosong.plugin.v1.DisplayBlock
-	(*ToolOk)(nil),             // 14: kosong.plugin.v1.ToolOk
-	(*ToolError)(nil),          // 15: kosong.plugin.v1.ToolError
-	(*ToolRejected)(nil),       // 16: kosong.plugin.v1.ToolRejected
-	(*CallResponse)(nil),       // 17: kosong.plugin.v1.CallResponse
-	(*ApprovalRequest)(nil),    // 18: kosong.plugin.v1.ApprovalRequest
-	(*ApprovalResponse)(nil),   // 19: kosong.plugin.v1.ApprovalResponse
-	(*EnvironmentRequest)(nil), // 20: kosong.plugin.v1.EnvironmentRequest
-	(*EnvironmentInfo)(nil),    // 21: kosong.plugin.v1.EnvironmentInfo
-	(*SessionRequest)(nil),     // 22: kosong.plugin.v1.SessionRequest
-	(*ConfigRequest)(nil),      // 23: kosong.plugin.v1.ConfigRequest
-	(*ConfigResponse)(nil),     // 24: kosong.plugin.v1.ConfigResponse
-	(*ProgressReport)(nil),     // 25: kosong.plugin.v1.ProgressReport
-	(*ProgressAck)(nil),        // 26: kosong.plugin.v1.ProgressAck
-	(*QuestionOption)(nil),     // 27: kosong.plugin.v1.QuestionOption
-	(*Question)(nil),           // 28: kosong.plugin.v1.Question
-	(*QuestionRequest)(nil),    // 29: kosong.plugin.v1.QuestionRequest
-	(*QuestionResponse)(nil),   // 30: kosong.plugin.v1.QuestionResponse
-	(*ModelRequest)(nil),       // 31: kosong.plugin.v1.ModelRequest
-	(*ModelInfo)(nil),          // 32: kosong.plugin.v1.ModelInfo
-	nil,                        // 33: kosong.plugin.v1.LoadRequest.ToolConfigsEntry
-	nil,                        // 34: kosong.plugin.v1.QuestionResponse.AnswersEntry
+	(ToolAnnotations_Hint)(0),  // 0: kosong.plugin.v1.ToolAnnotations.Hint
+	(ToolLoad_Status)(0),       // 1: kosong.plugin.v1.ToolLoad.Status
+	(*DescribeRequest)(nil),    // 2: kosong.plugin.v1.DescribeRequest
+	(*ToolSpec)(nil),           // 3: kosong.plugin.v1.ToolSpec
+	(*ToolAnnotations)(nil),    // 4: kosong.plugin.v1.ToolAnnotations
+	(*DescribeResponse)(nil),   // 5: kosong.plugin.v1.DescribeResponse
+	(*SessionInfo)(nil),        // 6: kosong.plugin.v1.SessionInfo
+	(*LoadRequest)(nil),        // 7: kosong.plugin.v1.LoadRequest
+	(*ToolLoad)(nil),           // 8: kosong.plugin.v1.ToolLoad
+	(*LoadResponse)(nil),       // 9: kosong.plugin.v1.LoadResponse
+	(*CallRequest)(nil),        // 10: kosong.plugin.v1.CallRequest
+	(*CallFrame)(nil),          // 11: kosong.plugin.v1.CallFrame
+	(*CallEvent)(nil),          // 12: kosong.plugin.v1.CallEvent
+	(*ContentPart)(nil),        // 13: kosong.plugin.v1.ContentPart
+	(*Image)(nil),              // 14: kosong.plugin.v1.Image
+	(*DisplayBlock)(nil),       // 15: kosong.plugin.v1.DisplayBlock
+	(*ToolOk)(nil),             // 16: kosong.plugin.v1.ToolOk
+	(*ToolError)(nil),          // 17: kosong.plugin.v1.ToolError
+	(*ToolRejected)(nil),       // 18: kosong.plugin.v1.ToolRejected
+	(*CallResponse)(nil),       // 19: kosong.plugin.v1.CallResponse
+	(*ApprovalRequest)(nil),    // 20: kosong.plugin.v1.ApprovalRequest
+	(*ApprovalResponse)(nil),   // 21: kosong.plugin.v1.ApprovalResponse
+	(*EnvironmentRequest)(nil), // 22: kosong.plugin.v1.EnvironmentRequest
+	(*EnvironmentInfo)(nil),    // 23: kosong.plugin.v1.EnvironmentInfo
+	(*SessionRequest)(nil),     // 24: kosong.plugin.v1.SessionRequest
+	(*ConfigRequest)(nil),      // 25: kosong.plugin.v1.ConfigRequest
+	(*ConfigResponse)(nil),     // 26: kosong.plugin.v1.ConfigResponse
+	(*ProgressReport)(nil),     // 27: kosong.plugin.v1.ProgressReport
+	(*ProgressAck)(nil),        // 28: kosong.plugin.v1.ProgressAck
+	(*QuestionOption)(nil),     // 29: kosong.plugin.v1.QuestionOption
+	(*Question)(nil),           // 30: kosong.plugin.v1.Question
+	(*QuestionRequest)(nil),    // 31: kosong.plugin.v1.QuestionRequest
+	(*QuestionResponse)(nil),   // 32: kosong.plugin.v1.QuestionResponse
+	(*ModelRequest)(nil),       // 33: kosong.plugin.v1.ModelRequest
+	(*ModelInfo)(nil),          // 34: kosong.plugin.v1.ModelInfo
+	nil,                        // 35: kosong.plugin.v1.LoadRequest.ToolConfigsEntry
+	nil,                        // 36: kosong.plugin.v1.QuestionResponse.AnswersEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	2,  // 0: kosong.plugin.v1.DescribeResponse.tools:type_name -> kosong.plugin.v1.ToolSpec
-	4,  // 1: kosong.plugin.v1.LoadRequest.session:type_name -> kosong.plugin.v1.SessionInfo
-	33, // 2: kosong.plugin.v1.LoadRequest.tool_configs:type_name -> kosong.plugin.v1.LoadRequest.ToolConfigsEntry
-	0,  // 3: kosong.plugin.v1.ToolLoad.status:type_name -> kosong.plugin.v1.ToolLoad.Status
-	6,  // 4: kosong.plugin.v1.LoadResponse.tools:type_name -> kosong.plugin.v1.ToolLoad
-	8,  // 5: kosong.plugin.v1.CallFrame.call:type_name -> kosong.plugin.v1.CallRequest
-	17, // 6: kosong.plugin.v1.CallEvent.response:type_name -> kosong.plugin.v1.CallResponse
-	12, // 7: kosong.plugin.v1.ContentPart.image:type_name -> kosong.plugin.v1.Image
-	11, // 8: kosong.plugin.v1.ToolOk.output:type_name -> kosong.plugin.v1.ContentPart
-	13, // 9: kosong.plugin.v1.ToolOk.display:type_name -> kosong.plugin.v1.DisplayBlock
-	11, // 10: kosong.plugin.v1.ToolError.output:type_name -> kosong.plugin.v1.ContentPart
-	13, // 11: kosong.plugin.v1.ToolError.display:type_name -> kosong.plugin.v1.DisplayBlock
-	14, // 12: kosong.plugin.v1.CallResponse.ok:type_name -> kosong.plugin.v1.ToolOk
-	15, // 13: kosong.plugin.v1.CallResponse.error:type_name -> kosong.plugin.v1.ToolError
-	16, // 14: kosong.plugin.v1.CallResponse.rejected:type_name -> kosong.plugin.v1.ToolRejected
-	13, // 15: kosong.plugin.v1.ApprovalRequest.display:type_name -> kosong.plugin.v1.DisplayBlock
-	27, // 16: kosong.plugin.v1.Question.options:type_name -> kosong.plugin.v1.QuestionOption
-	28, // 17: kosong.plugin.v1.QuestionRequest.questions:type_name -> kosong.plugin.v1.Question
-	34, // 18: kosong.plugin.v1.QuestionResponse.answers:type_name -> kosong.plugin.v1.QuestionResponse.AnswersEntry
-	1,  // 19: kosong.plugin.v1.Plugin.Describe:input_type -> kosong.plugin.v1.DescribeRequest
-	5,  // 20: kosong.plugin.v1.Plugin.Load:input_type -> kosong.plugin.v1.LoadRequest
-	8,  // 21: kosong.plugin.v1.Plugin.Call:input_type -> kosong.plugin.v1.CallRequest
-	9,  // 22: kosong.plugin.v1.Plugin.Calls:input_type -> kosong.plugin.v1.CallFrame
-	18, // 23: kosong.plugin.v1.Approval.Request:input_type -> kosong.plugin.v1.ApprovalRequest
-	20, // 24: kosong.plugin.v1.Environment.Get:input_type -> kosong.plugin.v1.EnvironmentRequest
-	22, // 25: kosong.plugin.v1.Session.Get:input_type -> kosong.plugin.v1.SessionRequest
-	23, // 26: kosong.plugin.v1.Config.Get:input_type -> kosong.plugin.v1.ConfigRequest
-	25, // 27: kosong.plugin.v1.Progress.Report:input_type -> kosong.plugin.v1.ProgressReport
-	29, // 28: kosong.plugin.v1.UserInput.Ask:input_type -> kosong.plugin.v1.QuestionRequest
-	31, // 29: kosong.plugin.v1.Model.Get:input_type -> kosong.plugin.v1.ModelRequest
-	3,  // 30: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
-	7,  // 31: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
-	17, // 32: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
-	10, // 33: kosong.plugin.v1.Plugin.Calls:output_type -> kosong.plugin.v1.CallEvent
-	19, // 34: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
-	21, // 35: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
-	4,  // 36: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
-	24, // 37: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
-	26, // 38: kosong.plugin.v1.Progress.Report:output_type -> kosong.plugin.v1.ProgressAck
-	30, // 39: kosong.plugin.v1.UserInput.Ask:output_type -> kosong.plugin.v1.QuestionResponse
-	32, // 40: kosong.plugin.v1.Model.Get:output_type -> kosong.plugin.v1.ModelInfo
-	30, // [30:41] is the sub-list for method output_type
-	19, // [19:30] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	4,  // 0: kosong.plugin.v1.ToolSpec.annotations:type_name -> kosong.plugin.v1.ToolAnnotations
+	0,  // 1: kosong.plugin.v1.ToolAnnotations.read_only:type_name -> kosong.plugin.v1.ToolAnnotations.Hint
+	0,  // 2: kosong.plugin.v1.ToolAnnotations.destructive:type_name -> kosong.plugin.v1.ToolAnnotations.Hint
+	0,  // 3: kosong.plugin.v1.ToolAnnotations.idempotent:type_name -> kosong.plugin.v1.ToolAnnotations.Hint
+	0,  // 4: kosong.plugin.v1.ToolAnnotations.open_world:type_name -> kosong.plugin.v1.ToolAnnotations.Hint
+	3,  // 5: kosong.plugin.v1.DescribeResponse.tools:type_name -> kosong.plugin.v1.ToolSpec
+	6,  // 6: kosong.plugin.v1.LoadRequest.session:type_name -> kosong.plugin.v1.SessionInfo
+	35, // 7: kosong.plugin.v1.LoadRequest.tool_configs:type_name -> kosong.plugin.v1.LoadRequest.ToolConfigsEntry
+	1,  // 8: kosong.plugin.v1.ToolLoad.status:type_name -> kosong.plugin.v1.ToolLoad.Status
+	8,  // 9: kosong.plugin.v1.LoadResponse.tools:type_name -> kosong.plugin.v1.ToolLoad
+	10, // 10: kosong.plugin.v1.CallFrame.call:type_name -> kosong.plugin.v1.CallRequest
+	19, // 11: kosong.plugin.v1.CallEvent.response:type_name -> kosong.plugin.v1.CallResponse
+	14, // 12: kosong.plugin.v1.ContentPart.image:type_name -> kosong.plugin.v1.Image
+	13, // 13: kosong.plugin.v1.ToolOk.output:type_name -> kosong.plugin.v1.ContentPart
+	15, // 14: kosong.plugin.v1.ToolOk.display:type_name -> kosong.plugin.v1.DisplayBlock
+	13, // 15: kosong.plugin.v1.ToolError.output:type_name -> kosong.plugin.v1.ContentPart
+	15, // 16: kosong.plugin.v1.ToolError.display:type_name -> kosong.plugin.v1.DisplayBlock
+	16, // 17: kosong.plugin.v1.CallResponse.ok:type_name -> kosong.plugin.v1.ToolOk
+	17, // 18: kosong.plugin.v1.CallResponse.error:type_name -> kosong.plugin.v1.ToolError
+	18, // 19: kosong.plugin.v1.CallResponse.rejected:type_name -> kosong.plugin.v1.ToolRejected
+	15, // 20: kosong.plugin.v1.ApprovalRequest.display:type_name -> kosong.plugin.v1.DisplayBlock
+	29, // 21: kosong.plugin.v1.Question.options:type_name -> kosong.plugin.v1.QuestionOption
+	30, // 22: kosong.plugin.v1.QuestionRequest.questions:type_name -> kosong.plugin.v1.Question
+	36, // 23: kosong.plugin.v1.QuestionResponse.answers:type_name -> kosong.plugin.v1.QuestionResponse.AnswersEntry
+	2,  // 24: kosong.plugin.v1.Plugin.Describe:input_type -> kosong.plugin.v1.DescribeRequest
+	7,  // 25: kosong.plugin.v1.Plugin.Load:input_type -> kosong.plugin.v1.LoadRequest
+	10, // 26: kosong.plugin.v1.Plugin.Call:input_type -> kosong.plugin.v1.CallRequest
+	11, // 27: kosong.plugin.v1.Plugin.Calls:input_type -> kosong.plugin.v1.CallFrame
+	20, // 28: kosong.plugin.v1.Approval.Request:input_type -> kosong.plugin.v1.ApprovalRequest
+	22, // 29: kosong.plugin.v1.Environment.Get:input_type -> kosong.plugin.v1.EnvironmentRequest
+	24, // 30: kosong.plugin.v1.Session.Get:input_type -> kosong.plugin.v1.SessionRequest
+	25, // 31: kosong.plugin.v1.Config.Get:input_type -> kosong.plugin.v1.ConfigRequest
+	27, // 32: kosong.plugin.v1.Progress.Report:input_type -> kosong.plugin.v1.ProgressReport
+	31, // 33: kosong.plugin.v1.UserInput.Ask:input_type -> kosong.plugin.v1.QuestionRequest
+	33, // 34: kosong.plugin.v1.Model.Get:input_type -> kosong.plugin.v1.ModelRequest
+	5,  // 35: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
+	9,  // 36: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
+	19, // 37: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
+	12, // 38: kosong.plugin.v1.Plugin.Calls:output_type -> kosong.plugin.v1.CallEvent
+	21, // 39: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
+	23, // 40: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
+	6,  // 41: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
+	26, // 42: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
+	28, // 43: kosong.plugin.v1.Progress.Report:output_type -> kosong.plugin.v1.ProgressAck
+	32, // 44: kosong.plugin.v1.UserInput.Ask:output_type -> kosong.plugin.v1.QuestionResponse
+	34, // 45: kosong.plugin.v1.Model.Get:output_type -> kosong.plugin.v1.ModelInfo
+	35, // [35:46] is the sub-list for method output_type
+	24, // [24:35] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2309,11 +2466,11 @@ func file_plugin_proto_init() {
 	if File_plugin_proto != nil {
 		return
 	}
-	file_plugin_proto_msgTypes[10].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[11].OneofWrappers = []any{
 		(*ContentPart_Text)(nil),
 		(*ContentPart_Image)(nil),
 	}
-	file_plugin_proto_msgTypes[16].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[17].OneofWrappers = []any{
 		(*CallResponse_Ok)(nil),
 		(*CallResponse_Error)(nil),
 		(*CallResponse_Rejected)(nil),
@@ -2323,8 +2480,8 @@ func file_plugin_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   34,
+			NumEnums:      2,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   8,
 		},
