@@ -121,8 +121,8 @@ func (t exitPlanTool) Call(ctx context.Context, id string, raw json.RawMessage) 
 	}
 	text := PlanText(a.Plan, a.Options)
 	data, _ := json.Marshal(map[string]string{"text": text})
-	d, err := t.approvals.Decide(approval.WithForceAsk(ctx), approval.Request{ToolCallID: id, Plugin: "host", ToolName: ExitPlanModeTool,
-		Action: "approve the plan", Description: "Approve the plan and leave plan mode",
+	d, err := t.approvals.Decide(approval.WithForceAsk(ctx), approval.Request{ToolCallID: id, ToolName: ExitPlanModeTool,
+		Action: "approve the plan and leave plan mode", Description: text,
 		Display: []approval.Display{{Kind: "brief", Data: data}}})
 	if err != nil {
 		return toolset.Result{Kind: toolset.Failed, Message: "The plan was not approved: " + err.Error()}

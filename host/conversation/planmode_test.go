@@ -80,8 +80,10 @@ func TestPlanModeTools(t *testing.T) {
 	}
 	last := asked[len(asked)-1]
 	var shown struct{ Text string }
-	if len(last.Display) != 1 || json.Unmarshal(last.Display[0].Data, &shown) != nil ||
-		shown.Text != "1. read\n2. write\n\nApproaches:\n1. Small: one file\n2. Big" {
+	if len(last.Display) != 1 || json.Unmarshal(last.Display[0].Data, &shown) != nil || last.Description != shown.Text {
+		t.Fatalf("the plan's description %q, display %+v", last.Description, last.Display)
+	}
+	if shown.Text != "1. read\n2. write\n\nApproaches:\n1. Small: one file\n2. Big" {
 		t.Fatalf("the plan shown for approval: %+v", last.Display)
 	}
 	mu.Lock()
