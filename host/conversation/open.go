@@ -234,10 +234,14 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 		return nil, err
 	}
 	var conv *Conversation
-	for _, t := range PlanTools(func() *Conversation { return conv }, flow) {
-		if err := a.Toolset.Add(t); err != nil {
-			a.Close()
-			return nil, err
+	if flow.Base() != approval.ModeUnattended || cfg.PlanMode {
+		// Plan mode's tools, where someone can approve a plan (or
+		// --plan asks for plan mode).
+		for _, t := range PlanTools(func() *Conversation { return conv }, flow) {
+			if err := a.Toolset.Add(t); err != nil {
+				a.Close()
+				return nil, err
+			}
 		}
 	}
 	l, err := asm.newLoop(sel.Provider, history, contextSize)

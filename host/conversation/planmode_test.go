@@ -92,3 +92,30 @@ func TestPlanModeTools(t *testing.T) {
 		t.Fatalf("PlanModeChanged events %v, want [true false]", changes)
 	}
 }
+
+func TestOpenPlanMode(t *testing.T) {
+	for _, tt := range []struct {
+		mode      approval.Mode
+		plan      bool
+		wantTools bool
+	}{
+		{approval.ModeAsk, false, true},
+		{approval.ModeYolo, false, true},
+		{approval.ModeUnattended, false, false}, // no one approves a plan
+		{approval.ModeUnattended, true, true},
+		{approval.ModeAsk, true, true},
+	} {
+		cfg := setup(t, nil)
+		cfg.Approval, cfg.PlanMode = tt.mode, tt.plan
+		conv, err := Open(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, enter := conv.Toolset().Find(EnterPlanModeTool)
+		_, exit := conv.Toolset().Find(ExitPlanModeTool)
+		if enter != tt.wantTools || exit != tt.wantTools || conv.PlanMode() != tt.plan {
+			t.Errorf("mode %v plan %v: tools %v %v, plan mode %v", tt.mode, tt.plan, enter, exit, conv.PlanMode())
+		}
+		conv.Close()
+	}
+}
