@@ -257,7 +257,7 @@ func TestACP(t *testing.T) {
 		t.Fatalf("initialize: %+v", init)
 	}
 	sess := c.newSession(dir)
-	if sess.Modes == nil || sess.Modes.CurrentModeId != "ask" || len(sess.Modes.AvailableModes) != 2 {
+	if sess.Modes == nil || sess.Modes.CurrentModeId != "ask" || len(sess.Modes.AvailableModes) != 3 {
 		t.Fatalf("modes %+v", sess.Modes)
 	}
 	c.permit = func(p acp.RequestPermissionRequest) acp.RequestPermissionResponse {

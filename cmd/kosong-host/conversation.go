@@ -31,6 +31,7 @@ func (g *globals) conversationConfig(f *runFlags, workDir string) (conversation.
 		ConfigPath:      f.config,
 		WorkDir:         workDir,
 		WatchAgent:      f.watchAgent,
+		PlanMode:        f.plan,
 		ReloadAllowed:   g.reloadAllowed(),
 		Load:            load,
 	}, nil

@@ -51,6 +51,7 @@ type runFlags struct {
 	contextSize   int64
 	maxSteps      int
 	yolo          bool
+	plan          bool
 	interactive   bool
 	streamIdle    time.Duration
 	watchAgent    bool
@@ -104,6 +105,7 @@ allows them, unless --yolo is given.`,
 	fl.IntVar(&f.maxSteps, "max-steps-per-turn", loop.DefaultMaxStepsPerTurn, "steps a turn may take before it is stopped")
 	fl.DurationVar(&f.streamIdle, "stream-idle-timeout", 0, "fail a model response (and retry it) when its stream sends nothing for this long (default: the configuration's stream_idle_timeout, else 5m)")
 	fl.BoolVar(&f.yolo, "yolo", false, "approve every action without asking")
+	fl.BoolVar(&f.plan, "plan", false, "start in plan mode: the model explores with read-only tools and presents a plan for approval before changing anything (/plan toggles it)")
 	fl.BoolVar(&f.watchAgent, "watch-agent", false, "reload the agent when agent.yaml (its extend chain) or its lock file changes, checked before every step")
 	fl.BoolVar(&f.noStdin, "no-stdin", false, "never read stdin as the prompt or as context of -p (otherwise piped stdin that sends nothing for 2s is left unread)")
 	fl.BoolVarP(&f.interactive, "interactive", "i", false, "run the interactive session even when stdin is not a terminal (prompts and approval answers are read line by line)")

@@ -71,6 +71,8 @@ type Config struct {
 	// DeferStart leaves the SessionStart hooks to Start (the terminal
 	// fires them after its banner); else Open fires them.
 	DeferStart bool
+	// PlanMode starts the conversation in plan mode (--plan).
+	PlanMode bool
 	// Load holds the agent load options only the command knows: plugin
 	// dirs, the built-in plugins, the launcher, the logger, start timeouts,
 	// MCP config files, the sandbox executable, DefaultAgentPath, LockFile
@@ -231,12 +233,22 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 		a.Close()
 		return nil, err
 	}
+	var conv *Conversation
+	if flow.Base() != approval.ModeUnattended || cfg.PlanMode {
+		// Plan mode's tools, where someone can approve a plan (or
+		// --plan asks for plan mode).
+		for _, t := range PlanTools(func() *Conversation { return conv }, flow) {
+			if err := a.Toolset.Add(t); err != nil {
+				a.Close()
+				return nil, err
+			}
+		}
+	}
 	l, err := asm.newLoop(sel.Provider, history, contextSize)
 	if err != nil {
 		a.Close()
 		return nil, err
 	}
-	var conv *Conversation
 	reload := func(ctx context.Context) (*agent.Reloaded, error) {
 		res, err := a.Reload(ctx, guard.reload)
 		events.Observe(reloadEvent(res, err))
@@ -256,6 +268,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 			a.Close()
 		}, Clear: asm.clear, SetModel: asm.setModel})
 	conv.asm = asm
+	conv.SetPlanMode(cfg.PlanMode)
 	if !cfg.DeferStart {
 		conv.Start(ctx)
 	}
@@ -503,6 +516,7 @@ func (asm *assembly) openSubagent(ctx context.Context, name, path string) (*Conv
 		return nil, err
 	}
 	a.Toolset.SetGuard(checkpointGuard{Guard: asm.guard.gate, cp: &asm.checkpoints, workDir: asm.cfg.WorkDir})
+	a.Toolset.SetPlanMode(asm.agent.Toolset.PlanMode()) // a subagent plans as its parent does
 	asm.mu.Lock()
 	p, size := asm.provider, asm.contextSize
 	asm.mu.Unlock()

@@ -2,14 +2,12 @@ package repl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/kosong-host/kosong-host/host/approval"
-	"github.com/kosong-host/kosong-host/host/conversation"
-	"github.com/kosong-host/kosong-host/host/loop"
+	hostcommand "github.com/kosong-host/kosong-host/host/command"
 	"github.com/kosong-host/kosong-host/host/suggest"
 )
 
@@ -34,23 +32,50 @@ type command struct {
 var commands []command
 
 func init() {
-	commands = []command{
-		{"/help", "", "show the commands and keys", (*REPL).cmdHelp},
-		{"/clear", "", "start a new session (the current one is kept on disk)", (*REPL).cmdClear},
-		{"/compact", "[INSTRUCTION]", "summarise the history now, keeping what INSTRUCTION asks", (*REPL).cmdCompact},
-		{"/model", "[ALIAS]", "show the model, or switch to a model alias (or PROVIDER/MODEL)", (*REPL).cmdModel},
+	commands = []command{{"/help", "", "show the commands and keys", (*REPL).cmdHelp}}
+	for _, c := range hostcommand.Builtins() {
+		commands = append(commands, command{c.Name, c.Args, c.Description, func(r *REPL, ctx context.Context, arg string) bool {
+			c.Run(ctx, r.env(), arg)
+			return false
+		}})
+	}
+	commands = append(commands, []command{
 		{"/tools", "", "list the tools: loaded, and skipped with the reason", (*REPL).cmdTools},
 		{"/tasks", "", "list the running background tasks", (*REPL).cmdTasks},
 		{"/reload", "", "reload the agent file: changed plugins restart, the tools change from the next step", (*REPL).cmdReload},
 		{"/yolo", "", "approve every action without asking (again: ask again)", (*REPL).cmdYolo},
 		{"/sessions", "", "list the saved sessions (resume one with run --resume ID)", (*REPL).cmdSessions},
 		{"/last", "", "show the whole output of the last tool call (also Ctrl-O)", (*REPL).cmdLast},
-		{"/undo", "", "remove the last turn from the history and restore the files its file tools edited", (*REPL).cmdUndo},
-		{"/rewind", "[N]", "remove the last N turns (default 1), restoring their files, newest first", (*REPL).cmdRewind},
-		{"/init", "[WISHES]", "ask the model to write an AGENTS.md for this repository", (*REPL).cmdInit},
-		{"/export", "[FILE]", "write the conversation as Markdown to FILE (default kosong-SESSION.md)", (*REPL).cmdExport},
 		{"/exit", "", "leave (also exit, quit, Ctrl-D)", func(*REPL, context.Context, string) bool { return true }},
+	}...)
+}
+
+// terminalNames are the commands of the terminal alone: custom commands
+// do not shadow them.
+func terminalNames() []string {
+	var out []string
+	for _, n := range CommandNames() {
+		if _, ok := hostcommand.Find("", n); !ok {
+			out = append(out, n)
+		}
 	}
+	return out
+}
+
+// env is what the shared commands act on: the conversation, the
+// terminal's output and its turns.
+func (r *REPL) env() hostcommand.Env {
+	return hostcommand.Env{Conv: r.conv,
+		Say: func(text string) { r.say("%s", text) },
+		Turn: func(ctx context.Context, prompt string) error {
+			r.turn(ctx, prompt)
+			return nil
+		},
+		ContextSizeChanged: func(n int64) {
+			if w, ok := r.cfg.Printer.(interface{ SetMaxContextSize(int64) }); ok {
+				w.SetMaxContextSize(n)
+			}
+		}}
 }
 
 // CommandNames lists the slash commands, for completion.
@@ -79,11 +104,8 @@ func CompleteCommand(prefix string) []string {
 // isCommand: a line whose first word is a slash and a word ("/help",
 // "/model k2"); a path such as "/etc/hosts is wrong" is a prompt.
 func isCommand(line string) bool {
-	if !strings.HasPrefix(line, "/") || strings.Contains(line, "\n") {
-		return false
-	}
-	word, _, _ := strings.Cut(line, " ")
-	return len(word) > 1 && !strings.Contains(word[1:], "/")
+	_, _, ok := hostcommand.Parse(line)
+	return ok
 }
 
 // command runs a slash command; it reports whether the REPL is to end.
@@ -98,8 +120,8 @@ func (r *REPL) command(ctx context.Context, line string) bool {
 			return c.run(r, ctx, arg)
 		}
 	}
-	if c, ok := r.findCustom(word); ok {
-		r.runCustom(ctx, c, arg)
+	if c, ok := hostcommand.Find(r.workDir(), word, terminalNames()...); ok {
+		c.Run(ctx, r.env(), arg)
 		return false
 	}
 	msg := fmt.Sprintf("Unknown command %s.", word)
@@ -143,32 +165,6 @@ While a turn runs:
 Approvals: press 1 approve once, 2 approve for this session, 3 reject (or Esc), 4 reject with feedback.
 Typed-ahead and pasted text never answer an approval.`)
 	r.say("%s", b.String())
-	return false
-}
-
-func (r *REPL) cmdClear(ctx context.Context, _ string) bool {
-	old := r.conv.ID()
-	if err := r.conv.Clear(ctx); err != nil {
-		r.say("error: %v", err)
-		return false
-	}
-	r.say("New session %s; the previous one is kept (run --resume %s).", r.conv.ID(), old)
-	return false
-}
-
-func (r *REPL) cmdCompact(ctx context.Context, arg string) bool {
-	usage, err := r.conv.Compact(ctx, arg)
-	switch {
-	case errors.Is(err, loop.ErrNothingToCompact):
-		r.say("%v", err)
-	case errors.Is(err, conversation.ErrNotSaved):
-		r.say("History compacted (%s tokens used for the summary).", compactTokens(usage.Total()))
-		r.warnNotSaved(err)
-	case err != nil:
-		r.say("error: compaction failed, the history is kept whole: %v", err)
-	default:
-		r.say("History compacted (%s tokens used for the summary).", compactTokens(usage.Total()))
-	}
 	return false
 }
 

@@ -176,12 +176,16 @@ func (r *REPL) Run(ctx context.Context, conv *conversation.Conversation) error {
 	}
 }
 
-// prompt is the input prompt, marked while yolo is on.
+// prompt is the input prompt, marked while plan mode or yolo is on.
 func (r *REPL) prompt() string {
+	p := r.cfg.Prompt
 	if r.cfg.Approvals != nil && r.cfg.Approvals.Mode() == approval.ModeYolo {
-		return "yolo " + r.cfg.Prompt
+		p = "yolo " + p
 	}
-	return r.cfg.Prompt
+	if r.conv != nil && r.conv.PlanMode() {
+		p = "plan " + p
+	}
+	return p
 }
 
 // readPrompt reads the next prompt. A SIGINT while waiting (stdin is not a

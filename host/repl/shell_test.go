@@ -1,6 +1,7 @@
 package repl
 
 import (
+	hostcommand "github.com/kosong-host/kosong-host/host/command"
 	"strings"
 	"testing"
 
@@ -32,7 +33,7 @@ func TestInitAsksForAgentsMD(t *testing.T) {
 		t.Fatalf("%d requests", len(reqs))
 	}
 	got := reqs[0].History[len(reqs[0].History)-1].Text()
-	if !strings.HasPrefix(got, InitPrompt) || !strings.HasSuffix(got, "The user adds: keep it short") {
+	if !strings.HasPrefix(got, hostcommand.InitPrompt) || !strings.HasSuffix(got, "The user adds: keep it short") {
 		t.Fatalf("prompt %q", got)
 	}
 	if !strings.Contains(h.out.String(), "AGENTS.md is read into the system prompt of the next session") {

@@ -63,6 +63,8 @@ type Toolset struct {
 	watchers []func()
 
 	guard Guard
+	// plan: plan mode is on (planmode.go).
+	plan bool
 }
 
 // Guard admits tool calls before they run (permission rules, PreToolUse
@@ -259,6 +261,9 @@ func (ts *Toolset) Names() []string {
 func (ts *Toolset) Tools() []providers.ToolDef {
 	ts.mu.RLock()
 	defer ts.mu.RUnlock()
+	if ts.plan {
+		return ts.planDefsLocked()
+	}
 	return append([]providers.ToolDef(nil), ts.defs...)
 }
 
@@ -317,7 +322,9 @@ func (ts *Toolset) Handle(ctx context.Context, call providers.ToolCall) *Pending
 		start := time.Now()
 		var r Result
 		gc := Call{ID: call.ID, Spec: e.spec, Args: args}
-		if guard != nil {
+		if refused := ts.planAdmit(ctx, e); refused != nil {
+			r = *refused
+		} else if guard != nil {
 			if blocked := guard.Admit(ctx, gc); blocked != nil {
 				r = *blocked
 			} else {

@@ -136,6 +136,7 @@ func (a *Agent) NewSession(ctx context.Context, req acpsdk.NewSessionRequest) (a
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, err
 	}
+	defer func() { go a.advertiseCommands(s) }()
 	return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(s.id), Modes: a.modes(s)}, nil
 }
 
@@ -153,6 +154,7 @@ func (a *Agent) LoadSession(ctx context.Context, req acpsdk.LoadSessionRequest) 
 		}
 	}
 	s.out.replay(ctx, s.conv.History())
+	defer func() { go a.advertiseCommands(s) }()
 	return acpsdk.LoadSessionResponse{Modes: a.modes(s)}, nil
 }
 
@@ -237,10 +239,10 @@ func (a *Agent) modes(s *session) *acpsdk.SessionModeState {
 	if s.conv.Approvals().Yolo() {
 		cur = ModeYolo
 	}
-	return &acpsdk.SessionModeState{CurrentModeId: acpsdk.SessionModeId(cur), AvailableModes: []acpsdk.SessionMode{
+	return withPlanMode(s, &acpsdk.SessionModeState{CurrentModeId: acpsdk.SessionModeId(cur), AvailableModes: []acpsdk.SessionMode{
 		{Id: ModeAsk, Name: "Ask", Description: acpsdk.Ptr("Ask before commands, edits and other actions that need approval")},
 		{Id: ModeYolo, Name: "Yolo", Description: acpsdk.Ptr("Approve every action without asking")},
-	}}
+	}})
 }
 
 func (a *Agent) find(id acpsdk.SessionId) (*session, error) {
@@ -262,6 +264,9 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 	input := promptText(req.Prompt)
 	if strings.TrimSpace(input) == "" {
 		return acpsdk.PromptResponse{}, invalidParams("the prompt has no text")
+	}
+	if res, ok, err := a.runCommand(ctx, s, input); ok {
+		return res, err
 	}
 	for {
 		res, err := s.conv.Turn(ctx, input)
@@ -321,13 +326,16 @@ func (a *Agent) SetSessionMode(ctx context.Context, req acpsdk.SetSessionModeReq
 	if err != nil {
 		return acpsdk.SetSessionModeResponse{}, err
 	}
+	if a.setPlanMode(ctx, s, req.ModeId) {
+		return acpsdk.SetSessionModeResponse{}, nil
+	}
 	switch string(req.ModeId) {
 	case ModeAsk:
 		s.conv.Approvals().SetYolo(false)
 	case ModeYolo:
 		s.conv.Approvals().SetYolo(true)
 	default:
-		return acpsdk.SetSessionModeResponse{}, invalidParams(fmt.Sprintf("unknown mode %q: use ask or yolo", req.ModeId))
+		return acpsdk.SetSessionModeResponse{}, invalidParams(fmt.Sprintf("unknown mode %q: use ask, yolo or plan", req.ModeId))
 	}
 	s.out.send(ctx, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{CurrentModeId: req.ModeId}})
 	return acpsdk.SetSessionModeResponse{}, nil

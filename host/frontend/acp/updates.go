@@ -52,6 +52,8 @@ func (u *updates) Observe(e loop.Event) {
 		}
 		u.send(ctx, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.ToolCallID),
 			acpsdk.WithUpdateContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(msg))})))
+	case loop.PlanModeChanged:
+		u.planModeChanged(ctx)
 	case loop.StepRetried:
 		u.send(ctx, acpsdk.UpdateAgentThoughtText(fmt.Sprintf("\n(the model request failed: %v; retrying in %s)\n", e.Err, e.Delay.Round(1e6))))
 	}

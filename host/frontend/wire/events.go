@@ -59,6 +59,8 @@ func wireEvent(e loop.Event) (string, any) {
 	case loop.AgentReloaded:
 		return "AgentReloaded", map[string]any{"started": e.Started, "stopped": e.Stopped, "kept": e.Kept,
 			"tools": e.Tools, "error": errText(e.Err)}
+	case loop.PlanModeChanged:
+		return "StatusUpdate", map[string]any{"plan_mode": e.On}
 	case loop.TurnEnded:
 		return "TurnEnd", map[string]any{"steps": e.Steps, "reason": string(e.Reason), "error": errText(e.Err)}
 	}

@@ -176,7 +176,7 @@ func (s *server) initialize(raw json.RawMessage) (any, *rpcError) {
 	res := map[string]any{
 		"protocol_version": ProtocolVersion,
 		"server":           map[string]string{"name": s.cfg.ServerName, "version": s.cfg.Version},
-		"slash_commands":   []any{},
+		"slash_commands":   s.slashCommands(),
 		"capabilities":     map[string]bool{"supports_question": s.questions},
 	}
 	if len(p.ExternalTools) > 0 {

@@ -158,6 +158,8 @@ func (s *server) handle(line []byte) {
 	case "reload":
 		s.reload(m)
 		return
+	case "set_plan_mode":
+		result, rerr = s.setPlanMode(m.Params)
 	case "cancel":
 		if !s.conv.Cancel() {
 			rerr = &rpcError{Code: codeBusy, Message: "No agent turn is in progress"}
@@ -215,6 +217,9 @@ func (s *server) prompt(m message) {
 	}
 	if s.conv.Running() {
 		s.peer.respond(m.ID, nil, &rpcError{Code: codeBusy, Message: conversation.ErrBusy.Error()})
+		return
+	}
+	if s.runCommand(m, input) {
 		return
 	}
 	s.turns.Add(1)

@@ -1,4 +1,4 @@
-package repl
+package command
 
 import (
 	"context"
@@ -16,14 +16,13 @@ const InitPrompt = `Explore this repository and write an AGENTS.md file at its r
 
 Then write AGENTS.md: concise, concrete and correct, in Markdown with short sections (Overview, Build and test, Layout, Conventions, Pitfalls), with the exact commands. Do not invent what you did not see. If an AGENTS.md exists already, read it first and improve it, keeping what is still true.`
 
-// cmdInit asks the model to write the repository's AGENTS.md; ARG adds
+// runInit asks the model to write the repository's AGENTS.md; ARG adds
 // the user's own wishes.
-func (r *REPL) cmdInit(ctx context.Context, arg string) bool {
+func runInit(ctx context.Context, e Env, arg string) {
 	prompt := InitPrompt
 	if arg = strings.TrimSpace(arg); arg != "" {
 		prompt += "\n\nThe user adds: " + arg
 	}
-	r.turn(ctx, prompt)
-	r.say("AGENTS.md is read into the system prompt of the next session (/clear starts one).")
-	return false
+	_ = e.Turn(ctx, prompt) // the front end shows the turn's errors
+	e.say("AGENTS.md is read into the system prompt of the next session (/clear starts one).")
 }
