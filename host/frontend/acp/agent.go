@@ -62,9 +62,11 @@ type Agent struct {
 }
 
 type session struct {
-	id   string
-	conv *conversation.Conversation
-	out  *updates
+	id    string
+	cwd   string
+	conv  *conversation.Conversation
+	out   *updates
+	files *sessionFiles
 }
 
 var (
@@ -152,7 +154,10 @@ func (a *Agent) LoadSession(ctx context.Context, req acpsdk.LoadSessionRequest) 
 			return acpsdk.LoadSessionResponse{}, err
 		}
 	}
-	s.out.replay(ctx, s.conv.History())
+	if s.files.mode() == ModeYolo {
+		s.conv.Approvals().SetYolo(true)
+	}
+	s.out.replay(ctx, s.conv.History(), s.files.displays())
 	return acpsdk.LoadSessionResponse{Modes: a.modes(s)}, nil
 }
 
@@ -164,7 +169,7 @@ func (a *Agent) open(ctx context.Context, cwd, resume string, servers []acpsdk.M
 	if err != nil {
 		return nil, invalidParams(err.Error())
 	}
-	s := &session{}
+	s := &session{cwd: cwd, files: &sessionFiles{}}
 	s.out = &updates{conn: a.conn, session: s, logger: a.cfg.Logger}
 	conv, err := a.cfg.Open(ctx, conversation.Request{WorkDir: cwd, Resume: resume, Yolo: a.cfg.Yolo, MCPServers: mcp,
 		Ask: func(ctx context.Context, req approval.Request) (approval.Answer, string, error) {
@@ -180,6 +185,9 @@ func (a *Agent) open(ctx context.Context, cwd, resume string, servers []acpsdk.M
 		return nil, acpsdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	s.id, s.conv = conv.ID(), conv
+	if sess := conv.Session(); sess != nil {
+		s.files.dir = sess.Dir
+	}
 	conv.SetObserver(s.out)
 	a.mu.Lock()
 	if a.closed {
@@ -328,6 +336,9 @@ func (a *Agent) SetSessionMode(ctx context.Context, req acpsdk.SetSessionModeReq
 		s.conv.Approvals().SetYolo(true)
 	default:
 		return acpsdk.SetSessionModeResponse{}, invalidParams(fmt.Sprintf("unknown mode %q: use ask or yolo", req.ModeId))
+	}
+	if err := s.files.saveMode(string(req.ModeId)); err != nil {
+		a.cfg.Logger.Warn("acp: the mode was not saved for session/load", "error", err)
 	}
 	s.out.send(ctx, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{CurrentModeId: req.ModeId}})
 	return acpsdk.SetSessionModeResponse{}, nil
