@@ -10,6 +10,7 @@ package acp
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/spec"
+	"github.com/kosong-host/kosong-host/providers"
 )
 
 // The modes of a session: the approval policy.
@@ -46,6 +48,9 @@ type Config struct {
 	Open conversation.Opener
 	// Yolo starts sessions in the yolo mode.
 	Yolo bool
+	// Images says the model declares image input: the prompt capability
+	// image is announced, and image blocks reach the model.
+	Images bool
 	// Name and Version are the agent's, for initialize.
 	Name, Title, Version string
 	Logger               hclog.Logger
@@ -119,7 +124,7 @@ func (a *Agent) Initialize(ctx context.Context, req acpsdk.InitializeRequest) (a
 		AgentCapabilities: acpsdk.AgentCapabilities{
 			LoadSession:        true,
 			McpCapabilities:    acpsdk.McpCapabilities{Http: true, Sse: true},
-			PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true},
+			PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true, Image: a.cfg.Images},
 		},
 		AgentInfo:   info,
 		AuthMethods: []acpsdk.AuthMethod{},
@@ -267,12 +272,12 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
-	input := promptText(req.Prompt)
-	if strings.TrimSpace(input) == "" {
-		return acpsdk.PromptResponse{}, invalidParams("the prompt has no text")
+	content, err := promptContent(req.Prompt, a.cfg.Images && s.conv.TakesImages())
+	if err != nil {
+		return acpsdk.PromptResponse{}, invalidParams(err.Error())
 	}
 	for {
-		res, err := s.conv.Turn(ctx, input)
+		res, err := s.conv.TurnContent(ctx, content)
 		var me *loop.MaxStepsError
 		switch {
 		case errors.Is(err, conversation.ErrBusy):
@@ -294,6 +299,52 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 		}
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, nil
 	}
+}
+
+// promptContent is the user's message of a prompt: its text (promptText)
+// first, then its images (image blocks, embedded image resources) as data
+// URLs when the model takes images. An image the model cannot take, or a
+// prompt with neither text nor images, is an error.
+func promptContent(blocks []acpsdk.ContentBlock, images bool) ([]providers.ContentPart, error) {
+	var imgs []providers.ContentPart
+	for i, b := range blocks {
+		media, data := "", ""
+		switch {
+		case b.Image != nil:
+			media, data = b.Image.MimeType, b.Image.Data
+		case b.Resource != nil && b.Resource.Resource.BlobResourceContents != nil &&
+			strings.HasPrefix(derefString(b.Resource.Resource.BlobResourceContents.MimeType), "image/"):
+			r := b.Resource.Resource.BlobResourceContents
+			media, data = *r.MimeType, r.Blob
+		default:
+			continue
+		}
+		if !images {
+			return nil, fmt.Errorf("prompt[%d]: the model does not take images (promptCapabilities.image is false)", i)
+		}
+		if !strings.HasPrefix(media, "image/") || data == "" {
+			return nil, fmt.Errorf("prompt[%d]: an image needs an image/* mimeType and base64 data", i)
+		}
+		if _, err := base64.StdEncoding.DecodeString(data); err != nil {
+			return nil, fmt.Errorf("prompt[%d]: the image data is not base64: %v", i, err)
+		}
+		imgs = append(imgs, providers.ContentPart{Type: providers.PartImage, ImageURL: "data:" + media + ";base64," + data})
+	}
+	text := promptText(blocks)
+	if strings.TrimSpace(text) == "" && len(imgs) == 0 {
+		return nil, errors.New("the prompt has no text")
+	}
+	if text == "" {
+		return imgs, nil
+	}
+	return append([]providers.ContentPart{providers.TextPart(text)}, imgs...), nil
+}
+
+func derefString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // promptText joins the prompt's text, embedded resources and resource

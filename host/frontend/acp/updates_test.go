@@ -189,3 +189,40 @@ func TestMCPServersAndPrompt(t *testing.T) {
 		t.Fatalf("prompt %q", text)
 	}
 }
+
+func TestPromptContent(t *testing.T) {
+	png := "iVBORw0KGgo="
+	blob := acpsdk.EmbeddedResourceResource{BlobResourceContents: &acpsdk.BlobResourceContents{Uri: "file:///w/p.png", Blob: png, MimeType: acpsdk.Ptr("image/png")}}
+	tests := []struct {
+		name   string
+		blocks []acpsdk.ContentBlock
+		images bool
+		want   string // the parts, or the error's text
+	}{
+		{"text", []acpsdk.ContentBlock{acpsdk.TextBlock("hi")}, false, "text:hi"},
+		{"image", []acpsdk.ContentBlock{acpsdk.TextBlock("see"), acpsdk.ImageBlock(png, "image/png")}, true,
+			"text:see image_url:data:image/png;base64," + png},
+		{"image only", []acpsdk.ContentBlock{acpsdk.ImageBlock(png, "image/png")}, true, "image_url:data:image/png;base64," + png},
+		{"embedded image", []acpsdk.ContentBlock{acpsdk.TextBlock("see"), {Resource: &acpsdk.ContentBlockResource{Resource: blob}}}, true,
+			"text:see image_url:data:image/png;base64," + png},
+		{"no images", []acpsdk.ContentBlock{acpsdk.TextBlock("see"), acpsdk.ImageBlock(png, "image/png")}, false,
+			"prompt[1]: the model does not take images"},
+		{"not an image", []acpsdk.ContentBlock{acpsdk.ImageBlock(png, "text/plain")}, true, "prompt[0]: an image needs an image/* mimeType"},
+		{"not base64", []acpsdk.ContentBlock{acpsdk.ImageBlock("%%%", "image/png")}, true, "prompt[0]: the image data is not base64"},
+		{"empty", []acpsdk.ContentBlock{acpsdk.TextBlock("  ")}, true, "the prompt has no text"},
+	}
+	for _, tt := range tests {
+		parts, err := promptContent(tt.blocks, tt.images)
+		var got []string
+		for _, p := range parts {
+			got = append(got, string(p.Type)+":"+p.Text+p.ImageURL)
+		}
+		s := strings.Join(got, " ")
+		if err != nil {
+			s = err.Error()
+		}
+		if !strings.HasPrefix(s, tt.want) {
+			t.Errorf("%s: %q, want %q", tt.name, s, tt.want)
+		}
+	}
+}
