@@ -56,6 +56,12 @@ func (u *updates) Observe(e loop.Event) {
 		}
 		u.send(ctx, acpsdk.UpdateToolCall(acpsdk.ToolCallId(e.ToolCallID),
 			acpsdk.WithUpdateContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(msg))})))
+	case loop.Steered:
+		// A steered message entered the turn: the editor shows it as the
+		// user's, where the model sees it.
+		for _, t := range e.Texts {
+			u.send(ctx, acpsdk.UpdateUserMessageText(t))
+		}
 	case loop.StepRetried:
 		u.send(ctx, acpsdk.UpdateAgentThoughtText(fmt.Sprintf("\n(the model request failed: %v; retrying in %s)\n", e.Err, e.Delay.Round(1e6))))
 	}
