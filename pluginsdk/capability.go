@@ -119,3 +119,15 @@ type Model interface {
 	// MaxContextSize is the context window in tokens; 0 when unknown.
 	MaxContextSize() int64
 }
+
+// Editor reaches the files of the user's editor: its buffers (unsaved
+// changes seen) and edits the user can undo there. The host offers it when
+// its client lends them (an ACP editor advertising fs.readTextFile and
+// fs.writeTextFile); a tool that takes it gets nil elsewhere, and then
+// reads and writes the disk. Paths are absolute. It must be called while a
+// tool call is running (with the ctx given to Call), after the call's
+// approval.
+type Editor interface {
+	ReadTextFile(ctx context.Context, path string) (string, error)
+	WriteTextFile(ctx context.Context, path, content string) error
+}

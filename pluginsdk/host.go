@@ -94,6 +94,24 @@ func (u userInputClient) Ask(ctx context.Context, questions []Question) (Answers
 	return Answers{Answers: a.Answers, Dismissed: a.Dismissed}, nil
 }
 
+type editorClient struct{ host *pluginrpc.HostClient }
+
+func (e editorClient) ReadTextFile(ctx context.Context, path string) (string, error) {
+	call, err := callOf(ctx)
+	if err != nil {
+		return "", err
+	}
+	return e.host.ReadTextFile(ctx, call.id, path)
+}
+
+func (e editorClient) WriteTextFile(ctx context.Context, path, content string) error {
+	call, err := callOf(ctx)
+	if err != nil {
+		return err
+	}
+	return e.host.WriteTextFile(ctx, call.id, path, content)
+}
+
 type model struct{ info pluginrpc.ModelInfo }
 
 func (m model) Provider() string        { return m.info.Provider }
@@ -203,6 +221,8 @@ func (c *capabilities) forTool(ctx context.Context, tool string, needs []string)
 			caps[name] = userInputClient{host: c.host}
 		case pluginrpc.CapModel:
 			caps[name] = c.model
+		case pluginrpc.CapEditor:
+			caps[name] = editorClient{host: c.host}
 		case pluginrpc.CapConfig:
 			raw, err := c.host.Config(ctx, tool)
 			if err != nil {

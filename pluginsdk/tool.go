@@ -160,8 +160,9 @@ func LoadDescription(fsys fs.FS, name string, data any) (string, error) {
 // tags of the package documentation add keywords) and the arguments decode
 // into it with defaults applied, in nested objects too; a tag that cannot be
 // read is a declaration error. constructor is a function whose parameters are
-// capability interfaces, any of the seven the host offers (Approval,
-// Environment, Session, Config, Progress, UserInput, Model), or an
+// capability interfaces, any of the eight the host offers (Approval,
+// Environment, Session, Config, Progress, UserInput, Model, Editor: nil
+// where the host lends no editor), or an
 // hclog.Logger, and which returns a Handler[P], optionally with an error
 // (SkipThisTool, or Skip, to leave the tool out). A constructor of another
 // shape makes the Definition's Err say so, with the shape expected.
@@ -228,12 +229,13 @@ var (
 		reflect.TypeFor[Progress]():     pluginrpc.CapProgress,
 		reflect.TypeFor[UserInput]():    pluginrpc.CapUserInput,
 		reflect.TypeFor[Model]():        pluginrpc.CapModel,
+		reflect.TypeFor[Editor]():       pluginrpc.CapEditor,
 		reflect.TypeFor[hclog.Logger](): localLogger,
 	}
 )
 
 // paramTypes lists what a constructor may take, for error messages.
-const paramTypes = "pluginsdk.Approval, pluginsdk.Environment, pluginsdk.Session, pluginsdk.Config, pluginsdk.Progress, pluginsdk.UserInput, pluginsdk.Model, hclog.Logger"
+const paramTypes = "pluginsdk.Approval, pluginsdk.Environment, pluginsdk.Session, pluginsdk.Config, pluginsdk.Progress, pluginsdk.UserInput, pluginsdk.Model, pluginsdk.Editor, hclog.Logger"
 
 // skipWithout are the capabilities a host may rightly not offer: a tool
 // whose constructor asks for one of them is then skipped, with the reason,
@@ -284,6 +286,11 @@ func (d *Definition) construct(caps map[string]any) (fn callFunc, err error) {
 	args := make([]reflect.Value, len(d.capTypes))
 	for i, t := range d.capTypes {
 		c, ok := caps[capTypes[t]]
+		if !ok && capTypes[t] == pluginrpc.CapEditor {
+			// Optional: a nil Editor works on the disk.
+			args[i] = reflect.Zero(t)
+			continue
+		}
 		if !ok {
 			if reason, skip := skipWithout[capTypes[t]]; skip {
 				return nil, Skip(reason)

@@ -32,6 +32,11 @@ type acpClient struct {
 	// permit answers a permission request; nil rejects.
 	permit func(acp.RequestPermissionRequest) acp.RequestPermissionResponse
 	asked  []string
+	// files, when set, are the editor's buffers by path: fs/* read and
+	// write them; nil answers fs/* with method not found.
+	files map[string]string
+	// log is the order of permission requests and fs/* calls.
+	log []string
 }
 
 func startACP(t *testing.T, dir string, env []string, args ...string) *acpClient {
@@ -77,6 +82,7 @@ func (c *acpClient) ctx() context.Context {
 func (c *acpClient) RequestPermission(_ context.Context, p acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
 	c.mu.Lock()
 	c.asked = append(c.asked, string(p.ToolCall.ToolCallId))
+	c.log = append(c.log, "permission "+string(p.ToolCall.ToolCallId))
 	permit := c.permit
 	c.mu.Unlock()
 	if permit == nil {
@@ -96,11 +102,28 @@ func (c *acpClient) SessionUpdate(_ context.Context, n acp.SessionNotification) 
 	return nil
 }
 
-func (c *acpClient) ReadTextFile(context.Context, acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
-	return acp.ReadTextFileResponse{}, acp.NewMethodNotFound(acp.ClientMethodFsReadTextFile)
+func (c *acpClient) ReadTextFile(_ context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.files == nil {
+		return acp.ReadTextFileResponse{}, acp.NewMethodNotFound(acp.ClientMethodFsReadTextFile)
+	}
+	c.log = append(c.log, "read "+r.Path)
+	content, ok := c.files[r.Path]
+	if !ok {
+		return acp.ReadTextFileResponse{}, acp.NewInvalidParams(map[string]any{"error": "no such file " + r.Path})
+	}
+	return acp.ReadTextFileResponse{Content: content}, nil
 }
-func (c *acpClient) WriteTextFile(context.Context, acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
-	return acp.WriteTextFileResponse{}, acp.NewMethodNotFound(acp.ClientMethodFsWriteTextFile)
+func (c *acpClient) WriteTextFile(_ context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.files == nil {
+		return acp.WriteTextFileResponse{}, acp.NewMethodNotFound(acp.ClientMethodFsWriteTextFile)
+	}
+	c.log = append(c.log, "write "+r.Path)
+	c.files[r.Path] = r.Content
+	return acp.WriteTextFileResponse{}, nil
 }
 func (c *acpClient) CreateTerminal(context.Context, acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
 	return acp.CreateTerminalResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalCreate)
@@ -149,8 +172,13 @@ func (c *acpClient) takeUpdates() []acp.SessionUpdate {
 
 func (c *acpClient) initialize() acp.InitializeResponse {
 	c.t.Helper()
+	return c.initializeWith(acp.ClientCapabilities{})
+}
+
+func (c *acpClient) initializeWith(caps acp.ClientCapabilities) acp.InitializeResponse {
+	c.t.Helper()
 	res, err := c.conn.Initialize(c.ctx(), acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber,
-		ClientInfo: &acp.Implementation{Name: "test-editor", Version: "1"}})
+		ClientInfo: &acp.Implementation{Name: "test-editor", Version: "1"}, ClientCapabilities: caps})
 	if err != nil {
 		c.t.Fatalf("initialize: %v", err)
 	}

@@ -74,6 +74,8 @@ type Host struct {
 	Questions approval.UserInput
 	// Model are the session's model facts; nil offers no Model.
 	Model *Model
+	// Editor is the editor's files; nil offers no Editor.
+	Editor Editor
 }
 
 var _ pluginrpc.HostServer = (*Host)(nil)

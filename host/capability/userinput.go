@@ -34,6 +34,9 @@ func (h *Host) Offered() []string {
 	if h.Model != nil {
 		out = append(out, pluginrpc.CapModel)
 	}
+	if h.Editor != nil {
+		out = append(out, pluginrpc.CapEditor)
+	}
 	return out
 }
 

@@ -176,7 +176,7 @@ func TestBigEditChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write, err := NewWriteFile(approveAll{}, env)
+	write, err := NewWriteFile(approveAll{}, env, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

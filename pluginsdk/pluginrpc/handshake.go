@@ -53,4 +53,5 @@ const (
 	CapProgress    = "Progress"
 	CapUserInput   = "UserInput"
 	CapModel       = "Model"
+	CapEditor      = "Editor"
 )

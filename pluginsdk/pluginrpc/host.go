@@ -83,3 +83,18 @@ func (c *HostClient) Model(ctx context.Context) (ModelInfo, error) {
 	}
 	return fromProtoModel(info), nil
 }
+
+// ReadTextFile reads a file through the host's Editor capability.
+func (c *HostClient) ReadTextFile(ctx context.Context, toolCallID, path string) (string, error) {
+	resp, err := pluginv1.NewEditorClient(c.conn).ReadTextFile(ctx, &pluginv1.EditorReadRequest{ToolCallId: toolCallID, Path: path})
+	if err != nil {
+		return "", err
+	}
+	return resp.GetContent(), nil
+}
+
+// WriteTextFile writes a file through the host's Editor capability.
+func (c *HostClient) WriteTextFile(ctx context.Context, toolCallID, path, content string) error {
+	_, err := pluginv1.NewEditorClient(c.conn).WriteTextFile(ctx, &pluginv1.EditorWriteRequest{ToolCallId: toolCallID, Path: path, Content: content})
+	return err
+}

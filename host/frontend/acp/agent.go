@@ -64,6 +64,8 @@ type Agent struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	closed   bool
+	// client are the capabilities the client advertised in initialize.
+	client acpsdk.ClientCapabilities
 }
 
 type session struct {
@@ -115,6 +117,9 @@ func (a *Agent) closeAll() {
 
 // Initialize implements acpsdk.Agent.
 func (a *Agent) Initialize(ctx context.Context, req acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
+	a.mu.Lock()
+	a.client = req.ClientCapabilities
+	a.mu.Unlock()
 	info := &acpsdk.Implementation{Name: a.cfg.Name, Version: a.cfg.Version}
 	if a.cfg.Title != "" {
 		info.Title = acpsdk.Ptr(a.cfg.Title)
@@ -176,13 +181,20 @@ func (a *Agent) open(ctx context.Context, cwd, resume string, servers []acpsdk.M
 	}
 	s := &session{cwd: cwd, files: &sessionFiles{}}
 	s.out = &updates{conn: a.conn, session: s, logger: a.cfg.Logger}
-	conv, err := a.cfg.Open(ctx, conversation.Request{WorkDir: cwd, Resume: resume, Yolo: a.cfg.Yolo, MCPServers: mcp,
+	a.mu.Lock()
+	client := a.client
+	a.mu.Unlock()
+	req := conversation.Request{WorkDir: cwd, Resume: resume, Yolo: a.cfg.Yolo, MCPServers: mcp,
 		Ask: func(ctx context.Context, req approval.Request) (approval.Answer, string, error) {
 			return a.ask(ctx, s, req)
 		},
 		Questions: approval.UserInputFunc(func(ctx context.Context, req approval.QuestionRequest) (approval.Answers, error) {
 			return a.askQuestions(ctx, s, req)
-		})})
+		})}
+	if lendsFiles(client) {
+		req.Editor = &editorFiles{conn: a.conn, session: s}
+	}
+	conv, err := a.cfg.Open(ctx, req)
 	if err != nil {
 		if resume != "" && strings.Contains(err.Error(), "no session") {
 			return nil, invalidParams(fmt.Sprintf("unknown session %s: %v", resume, err))

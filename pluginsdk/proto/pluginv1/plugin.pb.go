@@ -2039,6 +2039,200 @@ func (x *ModelInfo) GetMaxContextSize() int64 {
 	return 0
 }
 
+type EditorReadRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ToolCallId string                 `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// An absolute path.
+	Path          string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EditorReadRequest) Reset() {
+	*x = EditorReadRequest{}
+	mi := &file_plugin_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EditorReadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EditorReadRequest) ProtoMessage() {}
+
+func (x *EditorReadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EditorReadRequest.ProtoReflect.Descriptor instead.
+func (*EditorReadRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *EditorReadRequest) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *EditorReadRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type EditorReadResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Content       string                 `protobuf:"bytes,1,opt,name=content,proto3" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EditorReadResponse) Reset() {
+	*x = EditorReadResponse{}
+	mi := &file_plugin_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EditorReadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EditorReadResponse) ProtoMessage() {}
+
+func (x *EditorReadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EditorReadResponse.ProtoReflect.Descriptor instead.
+func (*EditorReadResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *EditorReadResponse) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+type EditorWriteRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ToolCallId string                 `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// An absolute path.
+	Path          string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Content       string `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EditorWriteRequest) Reset() {
+	*x = EditorWriteRequest{}
+	mi := &file_plugin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EditorWriteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EditorWriteRequest) ProtoMessage() {}
+
+func (x *EditorWriteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EditorWriteRequest.ProtoReflect.Descriptor instead.
+func (*EditorWriteRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *EditorWriteRequest) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *EditorWriteRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *EditorWriteRequest) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+type EditorWriteResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EditorWriteResponse) Reset() {
+	*x = EditorWriteResponse{}
+	mi := &file_plugin_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EditorWriteResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EditorWriteResponse) ProtoMessage() {}
+
+func (x *EditorWriteResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EditorWriteResponse.ProtoReflect.Descriptor instead.
+func (*EditorWriteResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{35}
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -2183,7 +2377,19 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05alias\x18\x03 \x01(\tR\x05alias\x12\"\n" +
 	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\x12-\n" +
 	"\x12capabilities_known\x18\x05 \x01(\bR\x11capabilitiesKnown\x12(\n" +
-	"\x10max_context_size\x18\x06 \x01(\x03R\x0emaxContextSize2\xb0\x02\n" +
+	"\x10max_context_size\x18\x06 \x01(\x03R\x0emaxContextSize\"I\n" +
+	"\x11EditorReadRequest\x12 \n" +
+	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"toolCallId\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\".\n" +
+	"\x12EditorReadResponse\x12\x18\n" +
+	"\acontent\x18\x01 \x01(\tR\acontent\"d\n" +
+	"\x12EditorWriteRequest\x12 \n" +
+	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"toolCallId\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
+	"\acontent\x18\x03 \x01(\tR\acontent\"\x15\n" +
+	"\x13EditorWriteResponse2\xb0\x02\n" +
 	"\x06Plugin\x12Q\n" +
 	"\bDescribe\x12!.kosong.plugin.v1.DescribeRequest\x1a\".kosong.plugin.v1.DescribeResponse\x12E\n" +
 	"\x04Load\x12\x1d.kosong.plugin.v1.LoadRequest\x1a\x1e.kosong.plugin.v1.LoadResponse\x12E\n" +
@@ -2202,7 +2408,10 @@ const file_plugin_proto_rawDesc = "" +
 	"\tUserInput\x12L\n" +
 	"\x03Ask\x12!.kosong.plugin.v1.QuestionRequest\x1a\".kosong.plugin.v1.QuestionResponse2K\n" +
 	"\x05Model\x12B\n" +
-	"\x03Get\x12\x1e.kosong.plugin.v1.ModelRequest\x1a\x1b.kosong.plugin.v1.ModelInfoB=Z;github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1b\x06proto3"
+	"\x03Get\x12\x1e.kosong.plugin.v1.ModelRequest\x1a\x1b.kosong.plugin.v1.ModelInfo2\xc1\x01\n" +
+	"\x06Editor\x12Y\n" +
+	"\fReadTextFile\x12#.kosong.plugin.v1.EditorReadRequest\x1a$.kosong.plugin.v1.EditorReadResponse\x12\\\n" +
+	"\rWriteTextFile\x12$.kosong.plugin.v1.EditorWriteRequest\x1a%.kosong.plugin.v1.EditorWriteResponseB=Z;github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -2217,48 +2426,52 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_plugin_proto_goTypes = []any{
-	(ToolLoad_Status)(0),       // 0: kosong.plugin.v1.ToolLoad.Status
-	(*DescribeRequest)(nil),    // 1: kosong.plugin.v1.DescribeRequest
-	(*ToolSpec)(nil),           // 2: kosong.plugin.v1.ToolSpec
-	(*DescribeResponse)(nil),   // 3: kosong.plugin.v1.DescribeResponse
-	(*SessionInfo)(nil),        // 4: kosong.plugin.v1.SessionInfo
-	(*LoadRequest)(nil),        // 5: kosong.plugin.v1.LoadRequest
-	(*ToolLoad)(nil),           // 6: kosong.plugin.v1.ToolLoad
-	(*LoadResponse)(nil),       // 7: kosong.plugin.v1.LoadResponse
-	(*CallRequest)(nil),        // 8: kosong.plugin.v1.CallRequest
-	(*CallFrame)(nil),          // 9: kosong.plugin.v1.CallFrame
-	(*CallEvent)(nil),          // 10: kosong.plugin.v1.CallEvent
-	(*ContentPart)(nil),        // 11: kosong.plugin.v1.ContentPart
-	(*Image)(nil),              // 12: kosong.plugin.v1.Image
-	(*DisplayBlock)(nil),       // 13: kosong.plugin.v1.DisplayBlock
-	(*ToolOk)(nil),             // 14: kosong.plugin.v1.ToolOk
-	(*ToolError)(nil),          // 15: kosong.plugin.v1.ToolError
-	(*ToolRejected)(nil),       // 16: kosong.plugin.v1.ToolRejected
-	(*CallResponse)(nil),       // 17: kosong.plugin.v1.CallResponse
-	(*ApprovalRequest)(nil),    // 18: kosong.plugin.v1.ApprovalRequest
-	(*ApprovalResponse)(nil),   // 19: kosong.plugin.v1.ApprovalResponse
-	(*EnvironmentRequest)(nil), // 20: kosong.plugin.v1.EnvironmentRequest
-	(*EnvironmentInfo)(nil),    // 21: kosong.plugin.v1.EnvironmentInfo
-	(*SessionRequest)(nil),     // 22: kosong.plugin.v1.SessionRequest
-	(*ConfigRequest)(nil),      // 23: kosong.plugin.v1.ConfigRequest
-	(*ConfigResponse)(nil),     // 24: kosong.plugin.v1.ConfigResponse
-	(*ProgressReport)(nil),     // 25: kosong.plugin.v1.ProgressReport
-	(*ProgressAck)(nil),        // 26: kosong.plugin.v1.ProgressAck
-	(*QuestionOption)(nil),     // 27: kosong.plugin.v1.QuestionOption
-	(*Question)(nil),           // 28: kosong.plugin.v1.Question
-	(*QuestionRequest)(nil),    // 29: kosong.plugin.v1.QuestionRequest
-	(*QuestionResponse)(nil),   // 30: kosong.plugin.v1.QuestionResponse
-	(*ModelRequest)(nil),       // 31: kosong.plugin.v1.ModelRequest
-	(*ModelInfo)(nil),          // 32: kosong.plugin.v1.ModelInfo
-	nil,                        // 33: kosong.plugin.v1.LoadRequest.ToolConfigsEntry
-	nil,                        // 34: kosong.plugin.v1.QuestionResponse.AnswersEntry
+	(ToolLoad_Status)(0),        // 0: kosong.plugin.v1.ToolLoad.Status
+	(*DescribeRequest)(nil),     // 1: kosong.plugin.v1.DescribeRequest
+	(*ToolSpec)(nil),            // 2: kosong.plugin.v1.ToolSpec
+	(*DescribeResponse)(nil),    // 3: kosong.plugin.v1.DescribeResponse
+	(*SessionInfo)(nil),         // 4: kosong.plugin.v1.SessionInfo
+	(*LoadRequest)(nil),         // 5: kosong.plugin.v1.LoadRequest
+	(*ToolLoad)(nil),            // 6: kosong.plugin.v1.ToolLoad
+	(*LoadResponse)(nil),        // 7: kosong.plugin.v1.LoadResponse
+	(*CallRequest)(nil),         // 8: kosong.plugin.v1.CallRequest
+	(*CallFrame)(nil),           // 9: kosong.plugin.v1.CallFrame
+	(*CallEvent)(nil),           // 10: kosong.plugin.v1.CallEvent
+	(*ContentPart)(nil),         // 11: kosong.plugin.v1.ContentPart
+	(*Image)(nil),               // 12: kosong.plugin.v1.Image
+	(*DisplayBlock)(nil),        // 13: kosong.plugin.v1.DisplayBlock
+	(*ToolOk)(nil),              // 14: kosong.plugin.v1.ToolOk
+	(*ToolError)(nil),           // 15: kosong.plugin.v1.ToolError
+	(*ToolRejected)(nil),        // 16: kosong.plugin.v1.ToolRejected
+	(*CallResponse)(nil),        // 17: kosong.plugin.v1.CallResponse
+	(*ApprovalRequest)(nil),     // 18: kosong.plugin.v1.ApprovalRequest
+	(*ApprovalResponse)(nil),    // 19: kosong.plugin.v1.ApprovalResponse
+	(*EnvironmentRequest)(nil),  // 20: kosong.plugin.v1.EnvironmentRequest
+	(*EnvironmentInfo)(nil),     // 21: kosong.plugin.v1.EnvironmentInfo
+	(*SessionRequest)(nil),      // 22: kosong.plugin.v1.SessionRequest
+	(*ConfigRequest)(nil),       // 23: kosong.plugin.v1.ConfigRequest
+	(*ConfigResponse)(nil),      // 24: kosong.plugin.v1.ConfigResponse
+	(*ProgressReport)(nil),      // 25: kosong.plugin.v1.ProgressReport
+	(*ProgressAck)(nil),         // 26: kosong.plugin.v1.ProgressAck
+	(*QuestionOption)(nil),      // 27: kosong.plugin.v1.QuestionOption
+	(*Question)(nil),            // 28: kosong.plugin.v1.Question
+	(*QuestionRequest)(nil),     // 29: kosong.plugin.v1.QuestionRequest
+	(*QuestionResponse)(nil),    // 30: kosong.plugin.v1.QuestionResponse
+	(*ModelRequest)(nil),        // 31: kosong.plugin.v1.ModelRequest
+	(*ModelInfo)(nil),           // 32: kosong.plugin.v1.ModelInfo
+	(*EditorReadRequest)(nil),   // 33: kosong.plugin.v1.EditorReadRequest
+	(*EditorReadResponse)(nil),  // 34: kosong.plugin.v1.EditorReadResponse
+	(*EditorWriteRequest)(nil),  // 35: kosong.plugin.v1.EditorWriteRequest
+	(*EditorWriteResponse)(nil), // 36: kosong.plugin.v1.EditorWriteResponse
+	nil,                         // 37: kosong.plugin.v1.LoadRequest.ToolConfigsEntry
+	nil,                         // 38: kosong.plugin.v1.QuestionResponse.AnswersEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	2,  // 0: kosong.plugin.v1.DescribeResponse.tools:type_name -> kosong.plugin.v1.ToolSpec
 	4,  // 1: kosong.plugin.v1.LoadRequest.session:type_name -> kosong.plugin.v1.SessionInfo
-	33, // 2: kosong.plugin.v1.LoadRequest.tool_configs:type_name -> kosong.plugin.v1.LoadRequest.ToolConfigsEntry
+	37, // 2: kosong.plugin.v1.LoadRequest.tool_configs:type_name -> kosong.plugin.v1.LoadRequest.ToolConfigsEntry
 	0,  // 3: kosong.plugin.v1.ToolLoad.status:type_name -> kosong.plugin.v1.ToolLoad.Status
 	6,  // 4: kosong.plugin.v1.LoadResponse.tools:type_name -> kosong.plugin.v1.ToolLoad
 	8,  // 5: kosong.plugin.v1.CallFrame.call:type_name -> kosong.plugin.v1.CallRequest
@@ -2274,7 +2487,7 @@ var file_plugin_proto_depIdxs = []int32{
 	13, // 15: kosong.plugin.v1.ApprovalRequest.display:type_name -> kosong.plugin.v1.DisplayBlock
 	27, // 16: kosong.plugin.v1.Question.options:type_name -> kosong.plugin.v1.QuestionOption
 	28, // 17: kosong.plugin.v1.QuestionRequest.questions:type_name -> kosong.plugin.v1.Question
-	34, // 18: kosong.plugin.v1.QuestionResponse.answers:type_name -> kosong.plugin.v1.QuestionResponse.AnswersEntry
+	38, // 18: kosong.plugin.v1.QuestionResponse.answers:type_name -> kosong.plugin.v1.QuestionResponse.AnswersEntry
 	1,  // 19: kosong.plugin.v1.Plugin.Describe:input_type -> kosong.plugin.v1.DescribeRequest
 	5,  // 20: kosong.plugin.v1.Plugin.Load:input_type -> kosong.plugin.v1.LoadRequest
 	8,  // 21: kosong.plugin.v1.Plugin.Call:input_type -> kosong.plugin.v1.CallRequest
@@ -2286,19 +2499,23 @@ var file_plugin_proto_depIdxs = []int32{
 	25, // 27: kosong.plugin.v1.Progress.Report:input_type -> kosong.plugin.v1.ProgressReport
 	29, // 28: kosong.plugin.v1.UserInput.Ask:input_type -> kosong.plugin.v1.QuestionRequest
 	31, // 29: kosong.plugin.v1.Model.Get:input_type -> kosong.plugin.v1.ModelRequest
-	3,  // 30: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
-	7,  // 31: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
-	17, // 32: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
-	10, // 33: kosong.plugin.v1.Plugin.Calls:output_type -> kosong.plugin.v1.CallEvent
-	19, // 34: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
-	21, // 35: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
-	4,  // 36: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
-	24, // 37: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
-	26, // 38: kosong.plugin.v1.Progress.Report:output_type -> kosong.plugin.v1.ProgressAck
-	30, // 39: kosong.plugin.v1.UserInput.Ask:output_type -> kosong.plugin.v1.QuestionResponse
-	32, // 40: kosong.plugin.v1.Model.Get:output_type -> kosong.plugin.v1.ModelInfo
-	30, // [30:41] is the sub-list for method output_type
-	19, // [19:30] is the sub-list for method input_type
+	33, // 30: kosong.plugin.v1.Editor.ReadTextFile:input_type -> kosong.plugin.v1.EditorReadRequest
+	35, // 31: kosong.plugin.v1.Editor.WriteTextFile:input_type -> kosong.plugin.v1.EditorWriteRequest
+	3,  // 32: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
+	7,  // 33: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
+	17, // 34: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
+	10, // 35: kosong.plugin.v1.Plugin.Calls:output_type -> kosong.plugin.v1.CallEvent
+	19, // 36: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
+	21, // 37: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
+	4,  // 38: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
+	24, // 39: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
+	26, // 40: kosong.plugin.v1.Progress.Report:output_type -> kosong.plugin.v1.ProgressAck
+	30, // 41: kosong.plugin.v1.UserInput.Ask:output_type -> kosong.plugin.v1.QuestionResponse
+	32, // 42: kosong.plugin.v1.Model.Get:output_type -> kosong.plugin.v1.ModelInfo
+	34, // 43: kosong.plugin.v1.Editor.ReadTextFile:output_type -> kosong.plugin.v1.EditorReadResponse
+	36, // 44: kosong.plugin.v1.Editor.WriteTextFile:output_type -> kosong.plugin.v1.EditorWriteResponse
+	32, // [32:45] is the sub-list for method output_type
+	19, // [19:32] is the sub-list for method input_type
 	19, // [19:19] is the sub-list for extension type_name
 	19, // [19:19] is the sub-list for extension extendee
 	0,  // [0:19] is the sub-list for field type_name
@@ -2324,9 +2541,9 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   34,
+			NumMessages:   38,
 			NumExtensions: 0,
-			NumServices:   8,
+			NumServices:   9,
 		},
 		GoTypes:           file_plugin_proto_goTypes,
 		DependencyIndexes: file_plugin_proto_depIdxs,

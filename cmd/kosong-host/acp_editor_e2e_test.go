@@ -1,0 +1,66 @@
+package main_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	acp "github.com/coder/acp-go-sdk"
+)
+
+// TestACPEditorFiles: a client that advertises fs.readTextFile and
+// fs.writeTextFile gets WriteFile's write as fs/write_text_file, after the
+// approval, and the disk is left to the editor; an append adds to the
+// editor's buffer (unsaved text included); a rejected call writes nothing.
+// A client that advertises nothing gets the disk written.
+func TestACPEditorFiles(t *testing.T) {
+	dir, env := t.TempDir(), emptyEnv(t)
+	script := filepath.Join(t.TempDir(), "s.yaml")
+	writeScript(t, script, `turns:
+  - tool_calls: [{id: w1, name: WriteFile, arguments: {path: a.txt, content: "alpha\n"}}]
+  - tool_calls: [{id: w2, name: WriteFile, arguments: {path: b.txt, content: "more\n", mode: append}}]
+  - tool_calls: [{id: w3, name: WriteFile, arguments: {path: c.txt, content: "no\n"}}]
+  - text: "Written."
+`)
+	if err := os.WriteFile(filepath.Join(dir, "b.txt"), []byte("saved\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startACP(t, dir, env, "--provider", "scripted", "--script", script)
+	b := filepath.Join(dir, "b.txt")
+	c.files = map[string]string{b: "saved\nunsaved\n"}
+	c.initializeWith(acp.ClientCapabilities{Fs: acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}})
+	sess := c.newSession(dir)
+	c.permit = func(p acp.RequestPermissionRequest) acp.RequestPermissionResponse {
+		if p.ToolCall.ToolCallId == "w3" {
+			return selected("reject")
+		}
+		return selected("approve")
+	}
+	if res, err := c.prompt(sess.SessionId, "Write."); err != nil || res.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	a := filepath.Join(dir, "a.txt")
+	c.mu.Lock()
+	log, files := strings.Join(c.log, "|"), c.files
+	c.mu.Unlock()
+	want := "permission w1|write " + a + "|permission w2|read " + b + "|write " + b + "|permission w3"
+	if log != want {
+		t.Errorf("the editor saw\n%s\nwant\n%s", log, want)
+	}
+	if files[a] != "alpha\n" || files[b] != "saved\nunsaved\nmore\n" {
+		t.Errorf("the editor's buffers: %q", files)
+	}
+	for _, name := range []string{"a.txt", "c.txt"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("%s was written on the disk, not through the editor", name)
+		}
+	}
+	if got, _ := os.ReadFile(b); string(got) != "saved\n" {
+		t.Errorf("b.txt on the disk: %q", got)
+	}
+	lines := summary(c.takeUpdates())
+	if !hasLine(lines, `tool_call_update w1 completed diff(a.txt:"alpha\n")`) {
+		t.Errorf("updates:\n%s", strings.Join(lines, "\n"))
+	}
+}
