@@ -112,6 +112,17 @@ func (e editorClient) WriteTextFile(ctx context.Context, path, content string) e
 	return e.host.WriteTextFile(ctx, call.id, path, content)
 }
 
+type terminalClient struct{ host *pluginrpc.HostClient }
+
+func (t terminalClient) Run(ctx context.Context, command string, args []string, cwd string, limit int64) (TerminalResult, error) {
+	call, err := callOf(ctx)
+	if err != nil {
+		return TerminalResult{}, err
+	}
+	r, err := t.host.RunInTerminal(ctx, pluginrpc.TerminalRun{ToolCallID: call.id, Command: command, Args: args, Cwd: cwd, OutputByteLimit: limit})
+	return TerminalResult{Output: r.Output, Truncated: r.Truncated, ExitCode: r.ExitCode, Signal: r.Signal}, err
+}
+
 type model struct{ info pluginrpc.ModelInfo }
 
 func (m model) Provider() string        { return m.info.Provider }
@@ -223,6 +234,8 @@ func (c *capabilities) forTool(ctx context.Context, tool string, needs []string)
 			caps[name] = c.model
 		case pluginrpc.CapEditor:
 			caps[name] = editorClient{host: c.host}
+		case pluginrpc.CapTerminal:
+			caps[name] = terminalClient{host: c.host}
 		case pluginrpc.CapConfig:
 			raw, err := c.host.Config(ctx, tool)
 			if err != nil {

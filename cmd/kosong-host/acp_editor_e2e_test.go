@@ -64,3 +64,60 @@ func TestACPEditorFiles(t *testing.T) {
 		t.Errorf("updates:\n%s", strings.Join(lines, "\n"))
 	}
 }
+
+// TestACPEditorTerminal: a client that advertises terminal gets Shell's
+// command as terminal/create, after the approval, shown in the tool call
+// as a terminal; its output and exit code are the call's result; a
+// rejected command creates no terminal.
+func TestACPEditorTerminal(t *testing.T) {
+	dir, env := t.TempDir(), emptyEnv(t)
+	script := filepath.Join(t.TempDir(), "s.yaml")
+	writeScript(t, script, `turns:
+  - tool_calls: [{id: s1, name: Shell, arguments: {command: "echo in-the-editor > t.txt; echo shown"}}]
+  - tool_calls: [{id: s2, name: Shell, arguments: {command: "exit 3"}}]
+  - tool_calls: [{id: s3, name: Shell, arguments: {command: "echo rejected"}}]
+  - text: "Ran."
+`)
+	c := startACP(t, dir, env, "--provider", "scripted", "--script", script)
+	c.terminals = map[string]fakeTerminal{}
+	c.initializeWith(acp.ClientCapabilities{Terminal: true})
+	sess := c.newSession(dir)
+	c.permit = func(p acp.RequestPermissionRequest) acp.RequestPermissionResponse {
+		if p.ToolCall.ToolCallId == "s3" {
+			return selected("reject")
+		}
+		return selected("approve")
+	}
+	if res, err := c.prompt(sess.SessionId, "Run."); err != nil || res.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	c.mu.Lock()
+	log := strings.Join(c.log, "|")
+	c.mu.Unlock()
+	want := "permission s1|terminal/create echo in-the-editor > t.txt; echo shown|terminal/release|" +
+		"permission s2|terminal/create exit 3|terminal/release|permission s3"
+	if log != want {
+		t.Errorf("the editor saw\n%s\nwant\n%s", log, want)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "t.txt")); err != nil || string(b) != "in-the-editor\n" {
+		t.Errorf("t.txt: %q %v", b, err)
+	}
+	ups := c.takeUpdates()
+	lines := summary(ups)
+	for _, w := range []string{`tool_call_update s1 completed text("shown\n")`, "tool_call_update s2 failed"} {
+		if !hasLine(lines, w) {
+			t.Errorf("updates lack %q:\n%s", w, strings.Join(lines, "\n"))
+		}
+	}
+	shown := false
+	for _, u := range ups {
+		if u.ToolCallUpdate != nil && u.ToolCallUpdate.ToolCallId == "s1" {
+			for _, c := range u.ToolCallUpdate.Content {
+				shown = shown || (c.Terminal != nil && c.Terminal.TerminalId == "term-1")
+			}
+		}
+	}
+	if !shown {
+		t.Errorf("the tool call does not show its terminal")
+	}
+}

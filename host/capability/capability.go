@@ -76,6 +76,8 @@ type Host struct {
 	Model *Model
 	// Editor is the editor's files; nil offers no Editor.
 	Editor Editor
+	// Terminal is the editor's terminal; nil offers no Terminal.
+	Terminal Terminal
 }
 
 var _ pluginrpc.HostServer = (*Host)(nil)

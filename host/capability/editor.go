@@ -61,3 +61,39 @@ func (h *Host) WriteTextFile(ctx context.Context, toolCallID, path, content stri
 	}
 	return nil
 }
+
+// Terminal is the user's editor's terminal, lent by the front end's client
+// (an ACP client's terminal/*): Run runs a command there and ends it when
+// ctx ends.
+type Terminal interface {
+	Run(ctx context.Context, req pluginrpc.TerminalRun) (pluginrpc.TerminalResult, error)
+}
+
+var _ pluginrpc.TerminalServer = (*Host)(nil)
+
+// RunInTerminal runs a command of a call in progress in the editor's
+// terminal.
+func (h *Host) RunInTerminal(ctx context.Context, req pluginrpc.TerminalRun) (pluginrpc.TerminalResult, error) {
+	if h.Terminal == nil {
+		return pluginrpc.TerminalResult{}, status.Error(codes.Unimplemented, "the host offers no Terminal: its client lends no terminal")
+	}
+	tool, err := h.callTool("terminal command", req.ToolCallID)
+	if err != nil {
+		return pluginrpc.TerminalResult{}, err
+	}
+	if err := h.declared(pluginrpc.CapTerminal, tool); err != nil {
+		return pluginrpc.TerminalResult{}, err
+	}
+	if req.Command == "" || !filepath.IsAbs(req.Cwd) {
+		return pluginrpc.TerminalResult{}, status.Errorf(codes.InvalidArgument,
+			"terminal command of tool %s needs a command and an absolute cwd (got %q in %q)", tool, req.Command, req.Cwd)
+	}
+	r, err := h.Terminal.Run(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return r, status.FromContextError(ctx.Err()).Err()
+		}
+		return r, status.Errorf(codes.Unavailable, "the editor's terminal did not run %s: %v", req.Command, err)
+	}
+	return r, nil
+}

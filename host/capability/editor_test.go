@@ -77,3 +77,50 @@ func TestEditor(t *testing.T) {
 		t.Errorf("Editor offered without an editor, or not with one")
 	}
 }
+
+type fakeTerminal struct{ err error }
+
+func (f fakeTerminal) Run(_ context.Context, req pluginrpc.TerminalRun) (pluginrpc.TerminalResult, error) {
+	return pluginrpc.TerminalResult{Output: "ran " + req.Command}, f.err
+}
+
+// TestTerminal: Terminal is offered only with a terminal; a command must
+// cite a call in progress of this plugin whose tool declared Terminal, with
+// a command and an absolute cwd; the terminal's failure reaches the plugin.
+func TestTerminal(t *testing.T) {
+	mine := calls{"c1": "Shell", "c2": "Other"}
+	declared := map[string][]string{"Shell": {pluginrpc.CapTerminal}}
+	ok := pluginrpc.TerminalRun{ToolCallID: "c1", Command: "/bin/sh", Cwd: "/w"}
+	tests := []struct {
+		name    string
+		host    *Host
+		req     pluginrpc.TerminalRun
+		code    codes.Code
+		message string
+	}{
+		{"a running call", &Host{Plugin: "shell", Terminal: fakeTerminal{}, Calls: mine, Declared: declared}, ok, codes.OK, ""},
+		{"no terminal", &Host{Plugin: "shell", Calls: mine, Declared: declared}, ok, codes.Unimplemented, "offers no Terminal"},
+		{"no call of its own", &Host{Plugin: "shell", Terminal: fakeTerminal{}, Calls: mine, Declared: declared},
+			pluginrpc.TerminalRun{ToolCallID: "x", Command: "/bin/sh", Cwd: "/w"}, codes.FailedPrecondition, "no tool call of its own"},
+		{"undeclared", &Host{Plugin: "shell", Terminal: fakeTerminal{}, Calls: mine, Declared: declared},
+			pluginrpc.TerminalRun{ToolCallID: "c2", Command: "/bin/sh", Cwd: "/w"}, codes.FailedPrecondition, "did not declare the Terminal capability"},
+		{"relative cwd", &Host{Plugin: "shell", Terminal: fakeTerminal{}, Calls: mine, Declared: declared},
+			pluginrpc.TerminalRun{ToolCallID: "c1", Command: "/bin/sh", Cwd: "w"}, codes.InvalidArgument, "needs a command and an absolute cwd"},
+		{"the terminal fails", &Host{Plugin: "shell", Terminal: fakeTerminal{err: errors.New("gone")}, Calls: mine, Declared: declared}, ok,
+			codes.Unavailable, "the editor's terminal did not run /bin/sh: gone"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := tt.host.RunInTerminal(context.Background(), tt.req)
+			if status.Code(err) != tt.code || (tt.message != "" && !strings.Contains(err.Error(), tt.message)) {
+				t.Fatalf("error %v, want %s %q", err, tt.code, tt.message)
+			}
+			if tt.code == codes.OK && r.Output != "ran /bin/sh" {
+				t.Fatalf("result %+v", r)
+			}
+		})
+	}
+	if !slices.Contains((&Host{Terminal: fakeTerminal{}}).Offered(), pluginrpc.CapTerminal) || slices.Contains((&Host{}).Offered(), pluginrpc.CapTerminal) {
+		t.Errorf("Terminal offered without a terminal, or not with one")
+	}
+}

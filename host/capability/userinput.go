@@ -37,6 +37,9 @@ func (h *Host) Offered() []string {
 	if h.Editor != nil {
 		out = append(out, pluginrpc.CapEditor)
 	}
+	if h.Terminal != nil {
+		out = append(out, pluginrpc.CapTerminal)
+	}
 	return out
 }
 

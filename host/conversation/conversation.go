@@ -54,6 +54,9 @@ type Request struct {
 	// fs/*): file tools that take the Editor capability read and write
 	// through it; nil: they work on the disk.
 	Editor capability.Editor
+	// Terminal is the editor's terminal the client lends (ACP
+	// terminal/*): Shell runs commands there; nil: Shell runs them itself.
+	Terminal capability.Terminal
 }
 
 // Opener builds a conversation: the command line's agent, provider and

@@ -79,6 +79,8 @@ type Options struct {
 	Model *capability.Model
 	// Editor is the editor's files; nil offers no Editor capability.
 	Editor capability.Editor
+	// Terminal is the editor's terminal; nil offers no Terminal capability.
+	Terminal capability.Terminal
 }
 
 // Status is the load outcome of one tool of a plugin.
@@ -267,6 +269,7 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 		Questions: opts.Questions,
 		Model:     opts.Model,
 		Editor:    opts.Editor,
+		Terminal:  opts.Terminal,
 	}
 	p.req = pluginrpc.LoadRequest{
 		Session:     pluginrpc.Session{ID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},

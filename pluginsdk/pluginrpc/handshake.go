@@ -54,4 +54,5 @@ const (
 	CapUserInput   = "UserInput"
 	CapModel       = "Model"
 	CapEditor      = "Editor"
+	CapTerminal    = "Terminal"
 )

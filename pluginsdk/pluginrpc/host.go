@@ -98,3 +98,13 @@ func (c *HostClient) WriteTextFile(ctx context.Context, toolCallID, path, conten
 	_, err := pluginv1.NewEditorClient(c.conn).WriteTextFile(ctx, &pluginv1.EditorWriteRequest{ToolCallId: toolCallID, Path: path, Content: content})
 	return err
 }
+
+// RunInTerminal runs a command through the host's Terminal capability.
+func (c *HostClient) RunInTerminal(ctx context.Context, req TerminalRun) (TerminalResult, error) {
+	resp, err := pluginv1.NewTerminalClient(c.conn).Run(ctx, &pluginv1.TerminalRunRequest{ToolCallId: req.ToolCallID,
+		Command: req.Command, Args: req.Args, Cwd: req.Cwd, OutputByteLimit: req.OutputByteLimit})
+	if err != nil {
+		return TerminalResult{}, err
+	}
+	return TerminalResult{Output: resp.GetOutput(), Truncated: resp.GetTruncated(), ExitCode: int(resp.GetExitCode()), Signal: resp.GetSignal()}, nil
+}

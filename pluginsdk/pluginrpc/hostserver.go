@@ -48,6 +48,47 @@ func RegisterHost(s *grpc.Server, h HostServer) {
 	if e, ok := h.(EditorServer); ok {
 		pluginv1.RegisterEditorServer(s, editorServer{h: e})
 	}
+	if t, ok := h.(TerminalServer); ok {
+		pluginv1.RegisterTerminalServer(s, terminalServer{h: t})
+	}
+}
+
+// TerminalRun is a command for the editor's terminal.
+type TerminalRun struct {
+	ToolCallID      string
+	Command         string
+	Args            []string
+	Cwd             string
+	OutputByteLimit int64
+}
+
+// TerminalResult is how a command in the editor's terminal ended.
+type TerminalResult struct {
+	Output    string
+	Truncated bool
+	// ExitCode is -1 when the command ended on Signal.
+	ExitCode int
+	Signal   string
+}
+
+// TerminalServer is the host side of the Terminal capability: the editor's
+// terminal. A HostServer that implements it serves Terminal.
+type TerminalServer interface {
+	RunInTerminal(ctx context.Context, req TerminalRun) (TerminalResult, error)
+}
+
+type terminalServer struct {
+	pluginv1.UnimplementedTerminalServer
+	h TerminalServer
+}
+
+func (s terminalServer) Run(ctx context.Context, req *pluginv1.TerminalRunRequest) (*pluginv1.TerminalRunResponse, error) {
+	r, err := s.h.RunInTerminal(ctx, TerminalRun{ToolCallID: req.GetToolCallId(), Command: req.GetCommand(), Args: req.GetArgs(),
+		Cwd: req.GetCwd(), OutputByteLimit: req.GetOutputByteLimit()})
+	if err != nil {
+		return nil, err
+	}
+	return &pluginv1.TerminalRunResponse{Output: r.Output, Truncated: r.Truncated, ExitCode: int32(r.ExitCode), Signal: r.Signal}, nil
 }
 
 // EditorServer is the host side of the Editor capability: the files of the

@@ -194,6 +194,9 @@ func (a *Agent) open(ctx context.Context, cwd, resume string, servers []acpsdk.M
 	if lendsFiles(client) {
 		req.Editor = &editorFiles{conn: a.conn, session: s}
 	}
+	if client.Terminal {
+		req.Terminal = &editorTerminal{conn: a.conn, session: s}
+	}
 	conv, err := a.cfg.Open(ctx, req)
 	if err != nil {
 		if resume != "" && strings.Contains(err.Error(), "no session") {

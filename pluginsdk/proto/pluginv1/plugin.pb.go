@@ -2233,6 +2233,156 @@ func (*EditorWriteResponse) Descriptor() ([]byte, []int) {
 	return file_plugin_proto_rawDescGZIP(), []int{35}
 }
 
+type TerminalRunRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ToolCallId string                 `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// The program and its arguments (e.g. /bin/bash, -c, COMMAND).
+	Command string   `protobuf:"bytes,2,opt,name=command,proto3" json:"command,omitempty"`
+	Args    []string `protobuf:"bytes,3,rep,name=args,proto3" json:"args,omitempty"`
+	// An absolute working directory.
+	Cwd string `protobuf:"bytes,4,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	// The most output kept, in bytes (the start is dropped); 0: the client's default.
+	OutputByteLimit int64 `protobuf:"varint,5,opt,name=output_byte_limit,json=outputByteLimit,proto3" json:"output_byte_limit,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *TerminalRunRequest) Reset() {
+	*x = TerminalRunRequest{}
+	mi := &file_plugin_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TerminalRunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TerminalRunRequest) ProtoMessage() {}
+
+func (x *TerminalRunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TerminalRunRequest.ProtoReflect.Descriptor instead.
+func (*TerminalRunRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *TerminalRunRequest) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *TerminalRunRequest) GetCommand() string {
+	if x != nil {
+		return x.Command
+	}
+	return ""
+}
+
+func (x *TerminalRunRequest) GetArgs() []string {
+	if x != nil {
+		return x.Args
+	}
+	return nil
+}
+
+func (x *TerminalRunRequest) GetCwd() string {
+	if x != nil {
+		return x.Cwd
+	}
+	return ""
+}
+
+func (x *TerminalRunRequest) GetOutputByteLimit() int64 {
+	if x != nil {
+		return x.OutputByteLimit
+	}
+	return 0
+}
+
+type TerminalRunResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Output string                 `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
+	// The output lost its start to output_byte_limit.
+	Truncated bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// The exit code; -1 when the command ended on a signal.
+	ExitCode int32 `protobuf:"varint,3,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	// The signal that ended the command, when one did.
+	Signal        string `protobuf:"bytes,4,opt,name=signal,proto3" json:"signal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TerminalRunResponse) Reset() {
+	*x = TerminalRunResponse{}
+	mi := &file_plugin_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TerminalRunResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TerminalRunResponse) ProtoMessage() {}
+
+func (x *TerminalRunResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TerminalRunResponse.ProtoReflect.Descriptor instead.
+func (*TerminalRunResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *TerminalRunResponse) GetOutput() string {
+	if x != nil {
+		return x.Output
+	}
+	return ""
+}
+
+func (x *TerminalRunResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *TerminalRunResponse) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
+func (x *TerminalRunResponse) GetSignal() string {
+	if x != nil {
+		return x.Signal
+	}
+	return ""
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -2389,7 +2539,19 @@ const file_plugin_proto_rawDesc = "" +
 	"toolCallId\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
 	"\acontent\x18\x03 \x01(\tR\acontent\"\x15\n" +
-	"\x13EditorWriteResponse2\xb0\x02\n" +
+	"\x13EditorWriteResponse\"\xa2\x01\n" +
+	"\x12TerminalRunRequest\x12 \n" +
+	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"toolCallId\x12\x18\n" +
+	"\acommand\x18\x02 \x01(\tR\acommand\x12\x12\n" +
+	"\x04args\x18\x03 \x03(\tR\x04args\x12\x10\n" +
+	"\x03cwd\x18\x04 \x01(\tR\x03cwd\x12*\n" +
+	"\x11output_byte_limit\x18\x05 \x01(\x03R\x0foutputByteLimit\"\x80\x01\n" +
+	"\x13TerminalRunResponse\x12\x16\n" +
+	"\x06output\x18\x01 \x01(\tR\x06output\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\x12\x1b\n" +
+	"\texit_code\x18\x03 \x01(\x05R\bexitCode\x12\x16\n" +
+	"\x06signal\x18\x04 \x01(\tR\x06signal2\xb0\x02\n" +
 	"\x06Plugin\x12Q\n" +
 	"\bDescribe\x12!.kosong.plugin.v1.DescribeRequest\x1a\".kosong.plugin.v1.DescribeResponse\x12E\n" +
 	"\x04Load\x12\x1d.kosong.plugin.v1.LoadRequest\x1a\x1e.kosong.plugin.v1.LoadResponse\x12E\n" +
@@ -2411,7 +2573,9 @@ const file_plugin_proto_rawDesc = "" +
 	"\x03Get\x12\x1e.kosong.plugin.v1.ModelRequest\x1a\x1b.kosong.plugin.v1.ModelInfo2\xc1\x01\n" +
 	"\x06Editor\x12Y\n" +
 	"\fReadTextFile\x12#.kosong.plugin.v1.EditorReadRequest\x1a$.kosong.plugin.v1.EditorReadResponse\x12\\\n" +
-	"\rWriteTextFile\x12$.kosong.plugin.v1.EditorWriteRequest\x1a%.kosong.plugin.v1.EditorWriteResponseB=Z;github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1b\x06proto3"
+	"\rWriteTextFile\x12$.kosong.plugin.v1.EditorWriteRequest\x1a%.kosong.plugin.v1.EditorWriteResponse2^\n" +
+	"\bTerminal\x12R\n" +
+	"\x03Run\x12$.kosong.plugin.v1.TerminalRunRequest\x1a%.kosong.plugin.v1.TerminalRunResponseB=Z;github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -2426,7 +2590,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_plugin_proto_goTypes = []any{
 	(ToolLoad_Status)(0),        // 0: kosong.plugin.v1.ToolLoad.Status
 	(*DescribeRequest)(nil),     // 1: kosong.plugin.v1.DescribeRequest
@@ -2465,13 +2629,15 @@ var file_plugin_proto_goTypes = []any{
 	(*EditorReadResponse)(nil),  // 34: kosong.plugin.v1.EditorReadResponse
 	(*EditorWriteRequest)(nil),  // 35: kosong.plugin.v1.EditorWriteRequest
 	(*EditorWriteResponse)(nil), // 36: kosong.plugin.v1.EditorWriteResponse
-	nil,                         // 37: kosong.plugin.v1.LoadRequest.ToolConfigsEntry
-	nil,                         // 38: kosong.plugin.v1.QuestionResponse.AnswersEntry
+	(*TerminalRunRequest)(nil),  // 37: kosong.plugin.v1.TerminalRunRequest
+	(*TerminalRunResponse)(nil), // 38: kosong.plugin.v1.TerminalRunResponse
+	nil,                         // 39: kosong.plugin.v1.LoadRequest.ToolConfigsEntry
+	nil,                         // 40: kosong.plugin.v1.QuestionResponse.AnswersEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	2,  // 0: kosong.plugin.v1.DescribeResponse.tools:type_name -> kosong.plugin.v1.ToolSpec
 	4,  // 1: kosong.plugin.v1.LoadRequest.session:type_name -> kosong.plugin.v1.SessionInfo
-	37, // 2: kosong.plugin.v1.LoadRequest.tool_configs:type_name -> kosong.plugin.v1.LoadRequest.ToolConfigsEntry
+	39, // 2: kosong.plugin.v1.LoadRequest.tool_configs:type_name -> kosong.plugin.v1.LoadRequest.ToolConfigsEntry
 	0,  // 3: kosong.plugin.v1.ToolLoad.status:type_name -> kosong.plugin.v1.ToolLoad.Status
 	6,  // 4: kosong.plugin.v1.LoadResponse.tools:type_name -> kosong.plugin.v1.ToolLoad
 	8,  // 5: kosong.plugin.v1.CallFrame.call:type_name -> kosong.plugin.v1.CallRequest
@@ -2487,7 +2653,7 @@ var file_plugin_proto_depIdxs = []int32{
 	13, // 15: kosong.plugin.v1.ApprovalRequest.display:type_name -> kosong.plugin.v1.DisplayBlock
 	27, // 16: kosong.plugin.v1.Question.options:type_name -> kosong.plugin.v1.QuestionOption
 	28, // 17: kosong.plugin.v1.QuestionRequest.questions:type_name -> kosong.plugin.v1.Question
-	38, // 18: kosong.plugin.v1.QuestionResponse.answers:type_name -> kosong.plugin.v1.QuestionResponse.AnswersEntry
+	40, // 18: kosong.plugin.v1.QuestionResponse.answers:type_name -> kosong.plugin.v1.QuestionResponse.AnswersEntry
 	1,  // 19: kosong.plugin.v1.Plugin.Describe:input_type -> kosong.plugin.v1.DescribeRequest
 	5,  // 20: kosong.plugin.v1.Plugin.Load:input_type -> kosong.plugin.v1.LoadRequest
 	8,  // 21: kosong.plugin.v1.Plugin.Call:input_type -> kosong.plugin.v1.CallRequest
@@ -2501,21 +2667,23 @@ var file_plugin_proto_depIdxs = []int32{
 	31, // 29: kosong.plugin.v1.Model.Get:input_type -> kosong.plugin.v1.ModelRequest
 	33, // 30: kosong.plugin.v1.Editor.ReadTextFile:input_type -> kosong.plugin.v1.EditorReadRequest
 	35, // 31: kosong.plugin.v1.Editor.WriteTextFile:input_type -> kosong.plugin.v1.EditorWriteRequest
-	3,  // 32: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
-	7,  // 33: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
-	17, // 34: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
-	10, // 35: kosong.plugin.v1.Plugin.Calls:output_type -> kosong.plugin.v1.CallEvent
-	19, // 36: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
-	21, // 37: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
-	4,  // 38: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
-	24, // 39: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
-	26, // 40: kosong.plugin.v1.Progress.Report:output_type -> kosong.plugin.v1.ProgressAck
-	30, // 41: kosong.plugin.v1.UserInput.Ask:output_type -> kosong.plugin.v1.QuestionResponse
-	32, // 42: kosong.plugin.v1.Model.Get:output_type -> kosong.plugin.v1.ModelInfo
-	34, // 43: kosong.plugin.v1.Editor.ReadTextFile:output_type -> kosong.plugin.v1.EditorReadResponse
-	36, // 44: kosong.plugin.v1.Editor.WriteTextFile:output_type -> kosong.plugin.v1.EditorWriteResponse
-	32, // [32:45] is the sub-list for method output_type
-	19, // [19:32] is the sub-list for method input_type
+	37, // 32: kosong.plugin.v1.Terminal.Run:input_type -> kosong.plugin.v1.TerminalRunRequest
+	3,  // 33: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
+	7,  // 34: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
+	17, // 35: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
+	10, // 36: kosong.plugin.v1.Plugin.Calls:output_type -> kosong.plugin.v1.CallEvent
+	19, // 37: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
+	21, // 38: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
+	4,  // 39: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
+	24, // 40: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
+	26, // 41: kosong.plugin.v1.Progress.Report:output_type -> kosong.plugin.v1.ProgressAck
+	30, // 42: kosong.plugin.v1.UserInput.Ask:output_type -> kosong.plugin.v1.QuestionResponse
+	32, // 43: kosong.plugin.v1.Model.Get:output_type -> kosong.plugin.v1.ModelInfo
+	34, // 44: kosong.plugin.v1.Editor.ReadTextFile:output_type -> kosong.plugin.v1.EditorReadResponse
+	36, // 45: kosong.plugin.v1.Editor.WriteTextFile:output_type -> kosong.plugin.v1.EditorWriteResponse
+	38, // 46: kosong.plugin.v1.Terminal.Run:output_type -> kosong.plugin.v1.TerminalRunResponse
+	33, // [33:47] is the sub-list for method output_type
+	19, // [19:33] is the sub-list for method input_type
 	19, // [19:19] is the sub-list for extension type_name
 	19, // [19:19] is the sub-list for extension extendee
 	0,  // [0:19] is the sub-list for field type_name
@@ -2541,9 +2709,9 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   38,
+			NumMessages:   40,
 			NumExtensions: 0,
-			NumServices:   9,
+			NumServices:   10,
 		},
 		GoTypes:           file_plugin_proto_goTypes,
 		DependencyIndexes: file_plugin_proto_depIdxs,
