@@ -11,8 +11,9 @@ import (
 
 // TestACPEditorFiles: a client that advertises fs.readTextFile and
 // fs.writeTextFile gets WriteFile's write as fs/write_text_file, after the
-// approval, and the disk is left to the editor; an append adds to the
-// editor's buffer (unsaved text included); a rejected call writes nothing.
+// approval, and the disk is left to the editor; an append and
+// StrReplaceFile work on the editor's buffer (unsaved text included); a
+// rejected call writes nothing.
 // A client that advertises nothing gets the disk written.
 func TestACPEditorFiles(t *testing.T) {
 	dir, env := t.TempDir(), emptyEnv(t)
@@ -20,6 +21,7 @@ func TestACPEditorFiles(t *testing.T) {
 	writeScript(t, script, `turns:
   - tool_calls: [{id: w1, name: WriteFile, arguments: {path: a.txt, content: "alpha\n"}}]
   - tool_calls: [{id: w2, name: WriteFile, arguments: {path: b.txt, content: "more\n", mode: append}}]
+  - tool_calls: [{id: r1, name: StrReplaceFile, arguments: {path: b.txt, edit: {old: "unsaved\nmore", new: "edited"}}}]
   - tool_calls: [{id: w3, name: WriteFile, arguments: {path: c.txt, content: "no\n"}}]
   - text: "Written."
 `)
@@ -44,11 +46,12 @@ func TestACPEditorFiles(t *testing.T) {
 	c.mu.Lock()
 	log, files := strings.Join(c.log, "|"), c.files
 	c.mu.Unlock()
-	want := "permission w1|write " + a + "|permission w2|read " + b + "|write " + b + "|permission w3"
+	want := "permission w1|write " + a + "|permission w2|read " + b + "|write " + b +
+		"|read " + b + "|permission r1|write " + b + "|permission w3"
 	if log != want {
 		t.Errorf("the editor saw\n%s\nwant\n%s", log, want)
 	}
-	if files[a] != "alpha\n" || files[b] != "saved\nunsaved\nmore\n" {
+	if files[a] != "alpha\n" || files[b] != "saved\nedited\n" {
 		t.Errorf("the editor's buffers: %q", files)
 	}
 	for _, name := range []string{"a.txt", "c.txt"} {

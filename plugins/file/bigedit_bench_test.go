@@ -180,7 +180,7 @@ func TestBigEditChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replace, err := NewStrReplaceFile(approveAll{}, env)
+	replace, err := NewStrReplaceFile(approveAll{}, env, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
