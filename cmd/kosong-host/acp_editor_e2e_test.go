@@ -12,7 +12,8 @@ import (
 // TestACPEditorFiles: a client that advertises fs.readTextFile and
 // fs.writeTextFile gets WriteFile's write as fs/write_text_file, after the
 // approval, and the disk is left to the editor; an append and
-// StrReplaceFile work on the editor's buffer (unsaved text included); a
+// StrReplaceFile work on the editor's buffer (unsaved text included), and
+// ReadFile reads it; a
 // rejected call writes nothing.
 // A client that advertises nothing gets the disk written.
 func TestACPEditorFiles(t *testing.T) {
@@ -22,6 +23,7 @@ func TestACPEditorFiles(t *testing.T) {
   - tool_calls: [{id: w1, name: WriteFile, arguments: {path: a.txt, content: "alpha\n"}}]
   - tool_calls: [{id: w2, name: WriteFile, arguments: {path: b.txt, content: "more\n", mode: append}}]
   - tool_calls: [{id: r1, name: StrReplaceFile, arguments: {path: b.txt, edit: {old: "unsaved\nmore", new: "edited"}}}]
+  - tool_calls: [{id: rd, name: ReadFile, arguments: {path: b.txt}}]
   - tool_calls: [{id: w3, name: WriteFile, arguments: {path: c.txt, content: "no\n"}}]
   - text: "Written."
 `)
@@ -47,7 +49,7 @@ func TestACPEditorFiles(t *testing.T) {
 	log, files := strings.Join(c.log, "|"), c.files
 	c.mu.Unlock()
 	want := "permission w1|write " + a + "|permission w2|read " + b + "|write " + b +
-		"|read " + b + "|permission r1|write " + b + "|permission w3"
+		"|read " + b + "|permission r1|write " + b + "|read " + b + "|permission w3"
 	if log != want {
 		t.Errorf("the editor saw\n%s\nwant\n%s", log, want)
 	}
@@ -63,7 +65,7 @@ func TestACPEditorFiles(t *testing.T) {
 		t.Errorf("b.txt on the disk: %q", got)
 	}
 	lines := summary(c.takeUpdates())
-	if !hasLine(lines, `tool_call_update w1 completed diff(a.txt:"alpha\n")`) {
+	if !hasLine(lines, `tool_call_update w1 completed diff(a.txt:"alpha\n")`) || !hasLine(lines, `tool_call_update rd completed text("     1\tsaved\n     2\tedited`) {
 		t.Errorf("updates:\n%s", strings.Join(lines, "\n"))
 	}
 }

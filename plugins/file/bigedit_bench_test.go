@@ -172,7 +172,7 @@ func TestBigEditChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := fixedEnv{dir: call.Dir}
-	read, err := NewReadFile(env)
+	read, err := NewReadFile(env, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

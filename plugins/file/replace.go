@@ -96,10 +96,10 @@ func NewStrReplaceFile(a pluginsdk.Approval, env pluginsdk.Environment, ed plugi
 	return &StrReplaceFile{ws: ws, approval: a, editor: ed}, err
 }
 
-// editorCopy is the editor's text of target in a temporary file, to edit
-// in place of the disk's.
-func (t *StrReplaceFile) editorCopy(ctx context.Context, target string) (*os.File, fs.FileInfo, error) {
-	text, err := t.editor.ReadTextFile(ctx, target)
+// editorCopy is the editor's text of target in a temporary file, to read
+// or edit in place of the disk's.
+func editorCopy(ctx context.Context, ed pluginsdk.Editor, target string) (*os.File, fs.FileInfo, error) {
+	text, err := ed.ReadTextFile(ctx, target)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -147,7 +147,7 @@ func (t *StrReplaceFile) Call(ctx context.Context, args json.RawMessage) plugins
 	defer f.Close()
 	perm := fi.Mode().Perm()
 	if t.editor != nil {
-		ef, efi, err := t.editorCopy(ctx, target)
+		ef, efi, err := editorCopy(ctx, t.editor, target)
 		if err != nil {
 			return pluginsdk.Error(fmt.Sprintf("Cannot read `%s` in the editor: %v", p.Path, err)).WithBrief("Cannot edit file")
 		}
