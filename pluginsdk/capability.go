@@ -119,3 +119,35 @@ type Model interface {
 	// MaxContextSize is the context window in tokens; 0 when unknown.
 	MaxContextSize() int64
 }
+
+// Editor reaches the files of the user's editor: its buffers (unsaved
+// changes seen) and edits the user can undo there. The host offers it when
+// its client lends them (an ACP editor advertising fs.readTextFile and
+// fs.writeTextFile); a tool that takes it gets nil elsewhere, and then
+// reads and writes the disk. Paths are absolute. It must be called while a
+// tool call is running (with the ctx given to Call), after the call's
+// approval.
+type Editor interface {
+	ReadTextFile(ctx context.Context, path string) (string, error)
+	WriteTextFile(ctx context.Context, path, content string) error
+}
+
+// TerminalResult is how a command in the editor's terminal ended: its
+// output (Truncated: its start was dropped), its exit code, or -1 and the
+// Signal that ended it.
+type TerminalResult struct {
+	Output    string
+	Truncated bool
+	ExitCode  int
+	Signal    string
+}
+
+// Terminal runs commands in the user's editor's terminal, where the user
+// watches them. The host offers it when its client lends one (an ACP
+// editor advertising terminal); a tool that takes it gets nil elsewhere,
+// and runs commands itself. Run ends the command when ctx ends. It must be
+// called while a tool call is running (with the ctx given to Call), after
+// the call's approval.
+type Terminal interface {
+	Run(ctx context.Context, command string, args []string, cwd string, outputByteLimit int64) (TerminalResult, error)
+}

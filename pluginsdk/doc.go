@@ -77,6 +77,11 @@
 //   - UserInput: ask the user multiple-choice questions; offered only where
 //     someone can answer, a tool needing it is skipped elsewhere.
 //   - Model: the session's model and what it can do.
+//   - Editor: the user's editor's files (unsaved buffers, undoable
+//     edits), where the front end's client lends them; a tool that takes
+//     it gets nil elsewhere and works on the disk.
+//   - Terminal: the user's editor's terminal, to run commands where the
+//     user watches them; nil where the client lends none.
 //
 // A constructor that returns SkipThisTool (or Skip) leaves the tool out
 // without an error. During a call, Logger(ctx) is the call's logger and

@@ -94,6 +94,35 @@ func (u userInputClient) Ask(ctx context.Context, questions []Question) (Answers
 	return Answers{Answers: a.Answers, Dismissed: a.Dismissed}, nil
 }
 
+type editorClient struct{ host *pluginrpc.HostClient }
+
+func (e editorClient) ReadTextFile(ctx context.Context, path string) (string, error) {
+	call, err := callOf(ctx)
+	if err != nil {
+		return "", err
+	}
+	return e.host.ReadTextFile(ctx, call.id, path)
+}
+
+func (e editorClient) WriteTextFile(ctx context.Context, path, content string) error {
+	call, err := callOf(ctx)
+	if err != nil {
+		return err
+	}
+	return e.host.WriteTextFile(ctx, call.id, path, content)
+}
+
+type terminalClient struct{ host *pluginrpc.HostClient }
+
+func (t terminalClient) Run(ctx context.Context, command string, args []string, cwd string, limit int64) (TerminalResult, error) {
+	call, err := callOf(ctx)
+	if err != nil {
+		return TerminalResult{}, err
+	}
+	r, err := t.host.RunInTerminal(ctx, pluginrpc.TerminalRun{ToolCallID: call.id, Command: command, Args: args, Cwd: cwd, OutputByteLimit: limit})
+	return TerminalResult{Output: r.Output, Truncated: r.Truncated, ExitCode: r.ExitCode, Signal: r.Signal}, err
+}
+
 type model struct{ info pluginrpc.ModelInfo }
 
 func (m model) Provider() string        { return m.info.Provider }
@@ -203,6 +232,10 @@ func (c *capabilities) forTool(ctx context.Context, tool string, needs []string)
 			caps[name] = userInputClient{host: c.host}
 		case pluginrpc.CapModel:
 			caps[name] = c.model
+		case pluginrpc.CapEditor:
+			caps[name] = editorClient{host: c.host}
+		case pluginrpc.CapTerminal:
+			caps[name] = terminalClient{host: c.host}
 		case pluginrpc.CapConfig:
 			raw, err := c.host.Config(ctx, tool)
 			if err != nil {

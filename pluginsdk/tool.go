@@ -161,8 +161,9 @@ func LoadDescription(fsys fs.FS, name string, data any) (string, error) {
 // tags of the package documentation add keywords) and the arguments decode
 // into it with defaults applied, in nested objects too; a tag that cannot be
 // read is a declaration error. constructor is a function whose parameters are
-// capability interfaces, any of the seven the host offers (Approval,
-// Environment, Session, Config, Progress, UserInput, Model), or an
+// capability interfaces, any of the nine the host offers (Approval,
+// Environment, Session, Config, Progress, UserInput, Model; Editor and
+// Terminal, nil where the host lends no editor), or an
 // hclog.Logger, and which returns a Handler[P], optionally with an error
 // (SkipThisTool, or Skip, to leave the tool out). A constructor of another
 // shape makes the Definition's Err say so, with the shape expected.
@@ -229,12 +230,14 @@ var (
 		reflect.TypeFor[Progress]():     pluginrpc.CapProgress,
 		reflect.TypeFor[UserInput]():    pluginrpc.CapUserInput,
 		reflect.TypeFor[Model]():        pluginrpc.CapModel,
+		reflect.TypeFor[Editor]():       pluginrpc.CapEditor,
+		reflect.TypeFor[Terminal]():     pluginrpc.CapTerminal,
 		reflect.TypeFor[hclog.Logger](): localLogger,
 	}
 )
 
 // paramTypes lists what a constructor may take, for error messages.
-const paramTypes = "pluginsdk.Approval, pluginsdk.Environment, pluginsdk.Session, pluginsdk.Config, pluginsdk.Progress, pluginsdk.UserInput, pluginsdk.Model, hclog.Logger"
+const paramTypes = "pluginsdk.Approval, pluginsdk.Environment, pluginsdk.Session, pluginsdk.Config, pluginsdk.Progress, pluginsdk.UserInput, pluginsdk.Model, pluginsdk.Editor, pluginsdk.Terminal, hclog.Logger"
 
 // skipWithout are the capabilities a host may rightly not offer: a tool
 // whose constructor asks for one of them is then skipped, with the reason,
@@ -285,6 +288,12 @@ func (d *Definition) construct(caps map[string]any) (fn callFunc, err error) {
 	args := make([]reflect.Value, len(d.capTypes))
 	for i, t := range d.capTypes {
 		c, ok := caps[capTypes[t]]
+		if !ok && (capTypes[t] == pluginrpc.CapEditor || capTypes[t] == pluginrpc.CapTerminal) {
+			// Optional: without an editor, a tool works on the disk and
+			// runs commands itself.
+			args[i] = reflect.Zero(t)
+			continue
+		}
 		if !ok {
 			if reason, skip := skipWithout[capTypes[t]]; skip {
 				return nil, Skip(reason)

@@ -28,7 +28,7 @@ func TestDeclarationErrors(t *testing.T) {
 		{"parameter the host cannot provide", NewTool[p]("A", "d", func(*os.File) (h, error) { return h{}, nil }),
 			"tool A: constructor parameter 1 is *os.File, which the host cannot provide; want func(...) (H, error) or func(...) H, " +
 				"where H implements pluginsdk.Handler[github.com/kosong-host/kosong-host/pluginsdk.p] and each parameter is one of " +
-				"pluginsdk.Approval, pluginsdk.Environment, pluginsdk.Session, pluginsdk.Config, pluginsdk.Progress, pluginsdk.UserInput, pluginsdk.Model, hclog.Logger"},
+				"pluginsdk.Approval, pluginsdk.Environment, pluginsdk.Session, pluginsdk.Config, pluginsdk.Progress, pluginsdk.UserInput, pluginsdk.Model, pluginsdk.Editor, pluginsdk.Terminal, hclog.Logger"},
 		{"raw tool with a typed handler", NewRawTool("A", "d", []byte(`{}`), func() (h, error) { return h{}, nil }),
 			"returns pluginsdk.h, which does not implement pluginsdk.RawHandler; want func(...) (H, error)"},
 		{"wrong handler", NewTool[p]("A", "d", func() (string, error) { return "", nil }), "returns string, which does not implement"},

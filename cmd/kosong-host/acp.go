@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -51,7 +52,7 @@ stderr. In Zed's settings.json:
 				c.Provider.IgnoreDotEnv = !g.dotenvTrustedIn(req.WorkDir, cmd.ErrOrStderr())
 				return openConversation(ctx, c, cmd.ErrOrStderr())
 			}
-			err = acp.Serve(ctx, acp.Config{Open: open, Yolo: f.yolo, Name: "kosong-host",
+			err = acp.Serve(ctx, acp.Config{Open: open, Yolo: f.yolo, Images: declaresImages(cfg), Name: "kosong-host",
 				Title: "kosong-host", Version: buildVersion(), Logger: g.logger}, cmd.InOrStdin(), cmd.OutOrStdout())
 			if err != nil && !errors.Is(err, context.Canceled) {
 				return exitCode(1, err)
@@ -69,6 +70,16 @@ stderr. In Zed's settings.json:
 	fl.IntVar(&f.maxSteps, "max-steps-per-turn", loop.DefaultMaxStepsPerTurn, "steps a turn may take before it is stopped")
 	fl.BoolVar(&f.yolo, "yolo", false, "start sessions in the yolo mode (approve every action); the editor can switch modes")
 	return cmd
+}
+
+// declaresImages says whether the model cfg selects (by the flags and the
+// configuration's default) declares image_in, for the ACP prompt
+// capabilities announced before any session opens.
+func declaresImages(cfg conversation.Config) bool {
+	opts := cfg.Provider
+	opts.WorkDir, opts.ConfigPath = cfg.WorkDir, cfg.ConfigPath
+	sel, err := registry.Select(opts)
+	return err == nil && sel.CapabilitiesDeclared && slices.Contains(sel.Capabilities, "image_in")
 }
 
 // ignoreBrokenPipe keeps a front end on stdio alive when its client goes

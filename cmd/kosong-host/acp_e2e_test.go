@@ -32,6 +32,20 @@ type acpClient struct {
 	// permit answers a permission request; nil rejects.
 	permit func(acp.RequestPermissionRequest) acp.RequestPermissionResponse
 	asked  []string
+	// files, when set, are the editor's buffers by path: fs/* read and
+	// write them; nil answers fs/* with method not found.
+	files map[string]string
+	// terminals, when set, serve terminal/*: a command runs to its end in
+	// terminal/create, and its output is kept by terminal id; nil answers
+	// terminal/* with method not found.
+	terminals map[string]fakeTerminal
+	// log is the order of permission requests, fs/* and terminal/* calls.
+	log []string
+}
+
+type fakeTerminal struct {
+	output string
+	code   int
 }
 
 func startACP(t *testing.T, dir string, env []string, args ...string) *acpClient {
@@ -77,6 +91,7 @@ func (c *acpClient) ctx() context.Context {
 func (c *acpClient) RequestPermission(_ context.Context, p acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
 	c.mu.Lock()
 	c.asked = append(c.asked, string(p.ToolCall.ToolCallId))
+	c.log = append(c.log, "permission "+string(p.ToolCall.ToolCallId))
 	permit := c.permit
 	c.mu.Unlock()
 	if permit == nil {
@@ -96,26 +111,79 @@ func (c *acpClient) SessionUpdate(_ context.Context, n acp.SessionNotification) 
 	return nil
 }
 
-func (c *acpClient) ReadTextFile(context.Context, acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
-	return acp.ReadTextFileResponse{}, acp.NewMethodNotFound(acp.ClientMethodFsReadTextFile)
+func (c *acpClient) ReadTextFile(_ context.Context, r acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.files == nil {
+		return acp.ReadTextFileResponse{}, acp.NewMethodNotFound(acp.ClientMethodFsReadTextFile)
+	}
+	c.log = append(c.log, "read "+r.Path)
+	content, ok := c.files[r.Path]
+	if !ok {
+		return acp.ReadTextFileResponse{}, acp.NewInvalidParams(map[string]any{"error": "no such file " + r.Path})
+	}
+	return acp.ReadTextFileResponse{Content: content}, nil
 }
-func (c *acpClient) WriteTextFile(context.Context, acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
-	return acp.WriteTextFileResponse{}, acp.NewMethodNotFound(acp.ClientMethodFsWriteTextFile)
+func (c *acpClient) WriteTextFile(_ context.Context, r acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.files == nil {
+		return acp.WriteTextFileResponse{}, acp.NewMethodNotFound(acp.ClientMethodFsWriteTextFile)
+	}
+	c.log = append(c.log, "write "+r.Path)
+	c.files[r.Path] = r.Content
+	return acp.WriteTextFileResponse{}, nil
 }
-func (c *acpClient) CreateTerminal(context.Context, acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
-	return acp.CreateTerminalResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalCreate)
+func (c *acpClient) CreateTerminal(_ context.Context, r acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
+	c.mu.Lock()
+	serve := c.terminals != nil
+	c.mu.Unlock()
+	if !serve {
+		return acp.CreateTerminalResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalCreate)
+	}
+	cmd := exec.Command(r.Command, r.Args...)
+	if r.Cwd != nil {
+		cmd.Dir = *r.Cwd
+	}
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if err != nil {
+		code = cmd.ProcessState.ExitCode()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id := fmt.Sprintf("term-%d", len(c.terminals)+1)
+	c.terminals[id] = fakeTerminal{output: string(out), code: code}
+	c.log = append(c.log, "terminal/create "+strings.Join(r.Args[1:], " "))
+	return acp.CreateTerminalResponse{TerminalId: id}, nil
 }
-func (c *acpClient) KillTerminal(context.Context, acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
-	return acp.KillTerminalResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalKill)
+func (c *acpClient) terminal(id string) (fakeTerminal, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.terminals[id]
+	if !ok {
+		return t, acp.NewInvalidParams(map[string]any{"error": "no terminal " + id})
+	}
+	return t, nil
 }
-func (c *acpClient) TerminalOutput(context.Context, acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
-	return acp.TerminalOutputResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalOutput)
+func (c *acpClient) KillTerminal(_ context.Context, r acp.KillTerminalRequest) (acp.KillTerminalResponse, error) {
+	_, err := c.terminal(r.TerminalId)
+	return acp.KillTerminalResponse{}, err
 }
-func (c *acpClient) ReleaseTerminal(context.Context, acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
-	return acp.ReleaseTerminalResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalRelease)
+func (c *acpClient) TerminalOutput(_ context.Context, r acp.TerminalOutputRequest) (acp.TerminalOutputResponse, error) {
+	t, err := c.terminal(r.TerminalId)
+	return acp.TerminalOutputResponse{Output: t.output, ExitStatus: &acp.TerminalExitStatus{ExitCode: acp.Ptr(t.code)}}, err
 }
-func (c *acpClient) WaitForTerminalExit(context.Context, acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
-	return acp.WaitForTerminalExitResponse{}, acp.NewMethodNotFound(acp.ClientMethodTerminalWaitForExit)
+func (c *acpClient) ReleaseTerminal(_ context.Context, r acp.ReleaseTerminalRequest) (acp.ReleaseTerminalResponse, error) {
+	_, err := c.terminal(r.TerminalId)
+	c.mu.Lock()
+	c.log = append(c.log, "terminal/release")
+	c.mu.Unlock()
+	return acp.ReleaseTerminalResponse{}, err
+}
+func (c *acpClient) WaitForTerminalExit(_ context.Context, r acp.WaitForTerminalExitRequest) (acp.WaitForTerminalExitResponse, error) {
+	t, err := c.terminal(r.TerminalId)
+	return acp.WaitForTerminalExitResponse{ExitCode: acp.Ptr(t.code)}, err
 }
 
 // waitUpdate waits until an update matches.
@@ -149,8 +217,13 @@ func (c *acpClient) takeUpdates() []acp.SessionUpdate {
 
 func (c *acpClient) initialize() acp.InitializeResponse {
 	c.t.Helper()
+	return c.initializeWith(acp.ClientCapabilities{})
+}
+
+func (c *acpClient) initializeWith(caps acp.ClientCapabilities) acp.InitializeResponse {
+	c.t.Helper()
 	res, err := c.conn.Initialize(c.ctx(), acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersionNumber,
-		ClientInfo: &acp.Implementation{Name: "test-editor", Version: "1"}})
+		ClientInfo: &acp.Implementation{Name: "test-editor", Version: "1"}, ClientCapabilities: caps})
 	if err != nil {
 		c.t.Fatalf("initialize: %v", err)
 	}

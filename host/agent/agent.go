@@ -100,6 +100,11 @@ type Options struct {
 	// Model are the selected model's facts (Model capability); nil when
 	// unknown.
 	Model *Model
+	// Editor is the editor's files (Editor capability); nil offers none.
+	Editor capability.Editor
+	// Terminal is the editor's terminal (Terminal capability); nil offers
+	// none.
+	Terminal capability.Terminal
 	// MCPConfigFiles are MCP config files (--mcp-config-file) whose servers
 	// are loaded besides the spec's mcp_servers.
 	MCPConfigFiles []string
@@ -330,7 +335,7 @@ func (opts Options) pluginOptions() plugin.Options {
 	return plugin.Options{
 		SessionID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: opts.StateDir, Decider: opts.Decider,
 		Env: plugin.Environment(opts.WorkDir, opts.Getenv), RestartBackoff: opts.RestartBackoff,
-		OnProgress: opts.OnProgress, Questions: opts.Questions, Model: opts.Model,
+		OnProgress: opts.OnProgress, Questions: opts.Questions, Model: opts.Model, Editor: opts.Editor, Terminal: opts.Terminal,
 	}
 }
 

@@ -74,6 +74,10 @@ type Host struct {
 	Questions approval.UserInput
 	// Model are the session's model facts; nil offers no Model.
 	Model *Model
+	// Editor is the editor's files; nil offers no Editor.
+	Editor Editor
+	// Terminal is the editor's terminal; nil offers no Terminal.
+	Terminal Terminal
 }
 
 var _ pluginrpc.HostServer = (*Host)(nil)

@@ -34,6 +34,12 @@ func (h *Host) Offered() []string {
 	if h.Model != nil {
 		out = append(out, pluginrpc.CapModel)
 	}
+	if h.Editor != nil {
+		out = append(out, pluginrpc.CapEditor)
+	}
+	if h.Terminal != nil {
+		out = append(out, pluginrpc.CapTerminal)
+	}
 	return out
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/spec"
@@ -49,6 +50,13 @@ type Request struct {
 	// where the front end's client cannot answer, and the tools that need
 	// it are then skipped at load.
 	Questions approval.UserInput
+	// Editor is the editor's files the front end's client lends (ACP
+	// fs/*): file tools that take the Editor capability read and write
+	// through it; nil: they work on the disk.
+	Editor capability.Editor
+	// Terminal is the editor's terminal the client lends (ACP
+	// terminal/*): Shell runs commands there; nil: Shell runs them itself.
+	Terminal capability.Terminal
 }
 
 // Opener builds a conversation: the command line's agent, provider and

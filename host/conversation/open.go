@@ -61,7 +61,11 @@ type Config struct {
 	// (SetObserver changes it).
 	Ask       approval.Asker
 	Questions approval.UserInput
-	Observer  loop.Observer
+	// Editor is the editor's files the front end's client lends; nil:
+	// the disk.
+	Editor   capability.Editor
+	Terminal capability.Terminal
+	Observer loop.Observer
 	// WatchAgent reloads the agent when its files change, checked before
 	// every step.
 	WatchAgent bool
@@ -84,7 +88,7 @@ type Config struct {
 // For is c for a front end's request: its folder, session, askers and
 // MCP servers.
 func (c Config) For(req Request) Config {
-	c.WorkDir, c.Resume, c.Ask, c.Questions = req.WorkDir, req.Resume, req.Ask, req.Questions
+	c.WorkDir, c.Resume, c.Ask, c.Questions, c.Editor, c.Terminal = req.WorkDir, req.Resume, req.Ask, req.Questions, req.Editor, req.Terminal
 	c.Yolo = c.Yolo || req.Yolo
 	c.MCPServers = append(slices.Clone(c.MCPServers), req.MCPServers...)
 	return c
@@ -212,6 +216,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	opts.WorkDir, opts.SessionID, opts.StateDir = cfg.WorkDir, sess.ID, sess.Dir
 	opts.Decider = guard.decider(flow)
 	opts.Questions = cfg.Questions
+	opts.Editor, opts.Terminal = cfg.Editor, cfg.Terminal
 	opts.Model = &capability.Model{Provider: sel.Provider.Name(), Name: sel.Provider.Model(), Alias: sel.Alias,
 		Capabilities: sel.Capabilities, CapabilitiesKnown: sel.CapabilitiesDeclared, MaxContextSize: contextSize}
 	opts.OnProgress = func(p toolset.Progress) {

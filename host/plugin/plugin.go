@@ -77,6 +77,10 @@ type Options struct {
 	Questions approval.UserInput
 	// Model are the session's model facts; nil offers no Model capability.
 	Model *capability.Model
+	// Editor is the editor's files; nil offers no Editor capability.
+	Editor capability.Editor
+	// Terminal is the editor's terminal; nil offers no Terminal capability.
+	Terminal capability.Terminal
 }
 
 // Status is the load outcome of one tool of a plugin.
@@ -264,6 +268,8 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 		Progress:  &capability.ProgressSinks{},
 		Questions: opts.Questions,
 		Model:     opts.Model,
+		Editor:    opts.Editor,
+		Terminal:  opts.Terminal,
 	}
 	p.req = pluginrpc.LoadRequest{
 		Session:     pluginrpc.Session{ID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},

@@ -172,15 +172,15 @@ func TestBigEditChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := fixedEnv{dir: call.Dir}
-	read, err := NewReadFile(env)
+	read, err := NewReadFile(env, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	write, err := NewWriteFile(approveAll{}, env)
+	write, err := NewWriteFile(approveAll{}, env, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	replace, err := NewStrReplaceFile(approveAll{}, env)
+	replace, err := NewStrReplaceFile(approveAll{}, env, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,12 +34,18 @@ type ReadParams struct {
 }
 
 // ReadFile reads a text file with line numbers.
-type ReadFile struct{ ws workspace }
+type ReadFile struct {
+	ws workspace
+	// editor, when the host lends the editor's files, gives the text read
+	// (unsaved changes included); nil: the disk.
+	editor pluginsdk.Editor
+}
 
-// NewReadFile constructs ReadFile from the host's Environment.
-func NewReadFile(env pluginsdk.Environment) (*ReadFile, error) {
+// NewReadFile constructs ReadFile from the host's Environment and Editor
+// (nil when the host lends no editor).
+func NewReadFile(env pluginsdk.Environment, ed pluginsdk.Editor) (*ReadFile, error) {
 	ws, err := newWorkspace(env)
-	return &ReadFile{ws: ws}, err
+	return &ReadFile{ws: ws, editor: ed}, err
 }
 
 // Call reads the requested lines.
@@ -76,6 +82,14 @@ func (t *ReadFile) Call(ctx context.Context, p ReadParams) pluginsdk.Result {
 		return pluginsdk.Error(describeStatError(p.Path, err)).WithBrief("Cannot read file")
 	}
 	defer f.Close()
+	if t.editor != nil {
+		ef, _, err := editorCopy(ctx, t.editor, path)
+		if err != nil {
+			return pluginsdk.Error(fmt.Sprintf("Cannot read `%s` in the editor: %v", p.Path, err)).WithBrief("Cannot read file")
+		}
+		defer ef.Close()
+		f = ef
+	}
 	binary, err := sniff(f)
 	if err != nil {
 		return pluginsdk.Error(fmt.Sprintf("Cannot read `%s`: %v", p.Path, err)).WithBrief("Cannot read file")

@@ -83,13 +83,41 @@ type ReplaceParams struct {
 type StrReplaceFile struct {
 	ws       workspace
 	approval pluginsdk.Approval
+	// editor, when the host lends the editor's files, gives the text to
+	// edit (unsaved changes included) and takes the edited text; nil: the
+	// disk.
+	editor pluginsdk.Editor
 }
 
-// NewStrReplaceFile constructs StrReplaceFile from the host's Approval and
-// Environment.
-func NewStrReplaceFile(a pluginsdk.Approval, env pluginsdk.Environment) (*StrReplaceFile, error) {
+// NewStrReplaceFile constructs StrReplaceFile from the host's Approval,
+// Environment and Editor (nil when the host lends no editor).
+func NewStrReplaceFile(a pluginsdk.Approval, env pluginsdk.Environment, ed pluginsdk.Editor) (*StrReplaceFile, error) {
 	ws, err := newWorkspace(env)
-	return &StrReplaceFile{ws: ws, approval: a}, err
+	return &StrReplaceFile{ws: ws, approval: a, editor: ed}, err
+}
+
+// editorCopy is the editor's text of target in a temporary file, to read
+// or edit in place of the disk's.
+func editorCopy(ctx context.Context, ed pluginsdk.Editor, target string) (*os.File, fs.FileInfo, error) {
+	text, err := ed.ReadTextFile(ctx, target)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := os.CreateTemp("", "kosong-editor-*")
+	if err != nil {
+		return nil, nil, err
+	}
+	_ = os.Remove(f.Name())
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
 }
 
 // Call decodes the arguments and applies the edits.
@@ -117,6 +145,15 @@ func (t *StrReplaceFile) Call(ctx context.Context, args json.RawMessage) plugins
 		return pluginsdk.Error(errMsg).WithBrief("Cannot edit file")
 	}
 	defer f.Close()
+	perm := fi.Mode().Perm()
+	if t.editor != nil {
+		ef, efi, err := editorCopy(ctx, t.editor, target)
+		if err != nil {
+			return pluginsdk.Error(fmt.Sprintf("Cannot read `%s` in the editor: %v", p.Path, err)).WithBrief("Cannot edit file")
+		}
+		defer ef.Close()
+		f, fi = ef, efi
+	}
 	ed, errMsg, err := applyEdits(ctx, f, fi.Size(), target, p.Edit, p.Path)
 	if err != nil {
 		if msg := pluginsdk.SandboxDenial(target, p.Path, err); msg != "" {
@@ -140,7 +177,15 @@ func (t *StrReplaceFile) Call(ctx context.Context, args json.RawMessage) plugins
 	if r := askApproval(ctx, t.approval, t.ws, path, describeEdit("Edit file", path, diff), diff.Blocks...); r != nil {
 		return *r
 	}
-	if err := ed.commit(target, fi.Mode().Perm()); err != nil {
+	if t.editor != nil {
+		text, err := io.ReadAll(io.NewSectionReader(ed.tmp, 0, ed.size))
+		if err == nil {
+			err = t.editor.WriteTextFile(ctx, target, string(text))
+		}
+		if err != nil {
+			return pluginsdk.Error(fmt.Sprintf("Cannot write `%s` in the editor: %v", p.Path, err)).WithBrief("Write failed")
+		}
+	} else if err := ed.commit(target, perm); err != nil {
 		if msg := pluginsdk.SandboxDenial(target, p.Path, err); msg != "" {
 			return pluginsdk.Error(msg).WithBrief("Outside the sandbox")
 		}

@@ -27,12 +27,16 @@ type WriteParams struct {
 type WriteFile struct {
 	ws       workspace
 	approval pluginsdk.Approval
+	// editor, when the host lends the editor's files, takes the write
+	// (the user can undo it there); nil: the disk.
+	editor pluginsdk.Editor
 }
 
-// NewWriteFile constructs WriteFile from the host's Approval and Environment.
-func NewWriteFile(a pluginsdk.Approval, env pluginsdk.Environment) (*WriteFile, error) {
+// NewWriteFile constructs WriteFile from the host's Approval, Environment
+// and Editor (nil when the host lends no editor).
+func NewWriteFile(a pluginsdk.Approval, env pluginsdk.Environment, ed pluginsdk.Editor) (*WriteFile, error) {
 	ws, err := newWorkspace(env)
-	return &WriteFile{ws: ws, approval: a}, err
+	return &WriteFile{ws: ws, approval: a, editor: ed}, err
 }
 
 // Call writes the file.
@@ -112,9 +116,12 @@ func (t *WriteFile) Call(ctx context.Context, p WriteParams) pluginsdk.Result {
 		return *r
 	}
 
-	if appending {
+	switch {
+	case t.editor != nil:
+		err = t.writeInEditor(ctx, target, p.Content, appending)
+	case appending:
 		err = appendFile(target, p.Content)
-	} else {
+	default:
 		err = writeAtomic(target, []byte(p.Content), perm)
 	}
 	if msg := pluginsdk.SandboxDenial(target, p.Path, err); msg != "" {
@@ -131,6 +138,21 @@ func (t *WriteFile) Call(ctx context.Context, p WriteParams) pluginsdk.Result {
 		msg = fmt.Sprintf("Appended %d bytes to `%s`; it now has %d bytes.", len(p.Content), p.Path, size)
 	}
 	return pluginsdk.Ok("").WithMessage(msg).WithBrief(verb + " " + filepath.Base(path)).WithDisplay(diff.Blocks...)
+}
+
+// writeInEditor writes through the editor: the whole new text, the
+// editor's own (unsaved changes included) with content added when
+// appending.
+func (t *WriteFile) writeInEditor(ctx context.Context, path, content string, appending bool) error {
+	if appending {
+		old, err := t.editor.ReadTextFile(ctx, path)
+		if err == nil {
+			content = old + content
+		} else if _, serr := os.Stat(path); serr == nil {
+			return err
+		}
+	}
+	return t.editor.WriteTextFile(ctx, path, content)
 }
 
 func appendFile(path, content string) error {

@@ -68,12 +68,15 @@ type Shell struct {
 	env      pluginsdk.Environment
 	// session's state dir keeps the background tasks' output.
 	session pluginsdk.Session
+	// terminal, when the host lends the editor's terminal, runs the
+	// foreground commands there; nil: the tool runs them.
+	terminal pluginsdk.Terminal
 }
 
-// NewShell constructs the tool from the host's Approval, Environment and
-// Session.
-func NewShell(a pluginsdk.Approval, env pluginsdk.Environment, sess pluginsdk.Session) (*Shell, error) {
-	return &Shell{approval: a, env: env, session: sess}, nil
+// NewShell constructs the tool from the host's Approval, Environment,
+// Session and Terminal (nil when the host lends no editor terminal).
+func NewShell(a pluginsdk.Approval, env pluginsdk.Environment, sess pluginsdk.Session, term pluginsdk.Terminal) (*Shell, error) {
+	return &Shell{approval: a, env: env, session: sess, terminal: term}, nil
 }
 
 // Call asks the user to approve the command, then runs it.
@@ -106,7 +109,42 @@ func (s *Shell) Call(ctx context.Context, p Params) (r pluginsdk.Result) {
 	if !d.Approved {
 		return pluginsdk.Rejected(d.Feedback)
 	}
+	if s.terminal != nil {
+		return runInTerminal(ctx, s.terminal, sh, s.env.WorkDir(), p.Command, time.Duration(timeout)*time.Second)
+	}
 	return run(ctx, sh, s.env.WorkDir(), p.Command, time.Duration(timeout)*time.Second)
+}
+
+// runInTerminal runs command with the shell in the editor's terminal,
+// which ends it when timeout expires or ctx is cancelled.
+func runInTerminal(ctx context.Context, term pluginsdk.Terminal, sh pluginsdk.Shell, dir, command string, timeout time.Duration) pluginsdk.Result {
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	path, flag := shellCommand(sh)
+	r, err := term.Run(runCtx, path, []string{flag, command}, dir, maxCapture)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return pluginsdk.Error("The command was cancelled.").WithOutput(r.Output).WithBrief("Cancelled")
+	case err != nil && errors.Is(runCtx.Err(), context.DeadlineExceeded):
+		secs := int(timeout / time.Second)
+		return pluginsdk.Error(fmt.Sprintf("Command timed out after %ds", secs)).WithOutput(r.Output).
+			WithBrief(fmt.Sprintf("Timed out after %ds", secs))
+	case err != nil:
+		return pluginsdk.Error(fmt.Sprintf("Could not run the command in the editor's terminal: %v", err)).WithBrief("Terminal failed")
+	case r.Signal != "":
+		return pluginsdk.Error(fmt.Sprintf("Command ended on signal %s", r.Signal)).WithOutput(r.Output).WithBrief("Killed by " + r.Signal)
+	case r.ExitCode != 0:
+		return pluginsdk.Error(fmt.Sprintf("Command failed with exit code %d", r.ExitCode)).WithOutput(r.Output).
+			WithBrief(fmt.Sprintf("Failed with exit code %d", r.ExitCode))
+	}
+	res := pluginsdk.Ok(r.Output)
+	if r.Output == "" {
+		res = res.WithMessage("Command executed successfully.")
+	}
+	if r.Truncated {
+		res = res.WithMessage(fmt.Sprintf("Only the last %d bytes of output were kept.", maxCapture))
+	}
+	return res
 }
 
 // run runs command with the shell in dir, killing its whole process group

@@ -24,7 +24,7 @@ func TestDescribe(t *testing.T) {
 	if spec.Timeout != toolTimeout || toolTimeout <= maxTimeout*time.Second {
 		t.Fatalf("default timeout = %s, must exceed %ds", spec.Timeout, maxTimeout)
 	}
-	if caps := spec.Capabilities; len(caps) != 3 || caps[0] != "Approval" || caps[1] != "Environment" || caps[2] != "Session" {
+	if caps := spec.Capabilities; len(caps) != 4 || caps[0] != "Approval" || caps[1] != "Environment" || caps[2] != "Session" || caps[3] != "Terminal" {
 		t.Fatalf("capabilities = %v", caps)
 	}
 }

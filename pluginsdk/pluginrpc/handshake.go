@@ -53,4 +53,6 @@ const (
 	CapProgress    = "Progress"
 	CapUserInput   = "UserInput"
 	CapModel       = "Model"
+	CapEditor      = "Editor"
+	CapTerminal    = "Terminal"
 )

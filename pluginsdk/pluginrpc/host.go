@@ -83,3 +83,28 @@ func (c *HostClient) Model(ctx context.Context) (ModelInfo, error) {
 	}
 	return fromProtoModel(info), nil
 }
+
+// ReadTextFile reads a file through the host's Editor capability.
+func (c *HostClient) ReadTextFile(ctx context.Context, toolCallID, path string) (string, error) {
+	resp, err := pluginv1.NewEditorClient(c.conn).ReadTextFile(ctx, &pluginv1.EditorReadRequest{ToolCallId: toolCallID, Path: path})
+	if err != nil {
+		return "", err
+	}
+	return resp.GetContent(), nil
+}
+
+// WriteTextFile writes a file through the host's Editor capability.
+func (c *HostClient) WriteTextFile(ctx context.Context, toolCallID, path, content string) error {
+	_, err := pluginv1.NewEditorClient(c.conn).WriteTextFile(ctx, &pluginv1.EditorWriteRequest{ToolCallId: toolCallID, Path: path, Content: content})
+	return err
+}
+
+// RunInTerminal runs a command through the host's Terminal capability.
+func (c *HostClient) RunInTerminal(ctx context.Context, req TerminalRun) (TerminalResult, error) {
+	resp, err := pluginv1.NewTerminalClient(c.conn).Run(ctx, &pluginv1.TerminalRunRequest{ToolCallId: req.ToolCallID,
+		Command: req.Command, Args: req.Args, Cwd: req.Cwd, OutputByteLimit: req.OutputByteLimit})
+	if err != nil {
+		return TerminalResult{}, err
+	}
+	return TerminalResult{Output: resp.GetOutput(), Truncated: resp.GetTruncated(), ExitCode: int(resp.GetExitCode()), Signal: resp.GetSignal()}, nil
+}

@@ -45,6 +45,80 @@ func RegisterHost(s *grpc.Server, h HostServer) {
 	pluginv1.RegisterProgressServer(s, progressServer{h: h})
 	pluginv1.RegisterUserInputServer(s, userInputServer{h: h})
 	pluginv1.RegisterModelServer(s, modelServer{h: h})
+	if e, ok := h.(EditorServer); ok {
+		pluginv1.RegisterEditorServer(s, editorServer{h: e})
+	}
+	if t, ok := h.(TerminalServer); ok {
+		pluginv1.RegisterTerminalServer(s, terminalServer{h: t})
+	}
+}
+
+// TerminalRun is a command for the editor's terminal.
+type TerminalRun struct {
+	ToolCallID      string
+	Command         string
+	Args            []string
+	Cwd             string
+	OutputByteLimit int64
+}
+
+// TerminalResult is how a command in the editor's terminal ended.
+type TerminalResult struct {
+	Output    string
+	Truncated bool
+	// ExitCode is -1 when the command ended on Signal.
+	ExitCode int
+	Signal   string
+}
+
+// TerminalServer is the host side of the Terminal capability: the editor's
+// terminal. A HostServer that implements it serves Terminal.
+type TerminalServer interface {
+	RunInTerminal(ctx context.Context, req TerminalRun) (TerminalResult, error)
+}
+
+type terminalServer struct {
+	pluginv1.UnimplementedTerminalServer
+	h TerminalServer
+}
+
+func (s terminalServer) Run(ctx context.Context, req *pluginv1.TerminalRunRequest) (*pluginv1.TerminalRunResponse, error) {
+	r, err := s.h.RunInTerminal(ctx, TerminalRun{ToolCallID: req.GetToolCallId(), Command: req.GetCommand(), Args: req.GetArgs(),
+		Cwd: req.GetCwd(), OutputByteLimit: req.GetOutputByteLimit()})
+	if err != nil {
+		return nil, err
+	}
+	return &pluginv1.TerminalRunResponse{Output: r.Output, Truncated: r.Truncated, ExitCode: int32(r.ExitCode), Signal: r.Signal}, nil
+}
+
+// EditorServer is the host side of the Editor capability: the files of the
+// user's editor. A HostServer that implements it serves Editor (a separate
+// interface, so that HostServers written before it still build).
+type EditorServer interface {
+	// ReadTextFile reads a file as the editor has it, for a running call.
+	ReadTextFile(ctx context.Context, toolCallID, path string) (string, error)
+	// WriteTextFile writes a file through the editor, for a running call.
+	WriteTextFile(ctx context.Context, toolCallID, path, content string) error
+}
+
+type editorServer struct {
+	pluginv1.UnimplementedEditorServer
+	h EditorServer
+}
+
+func (s editorServer) ReadTextFile(ctx context.Context, req *pluginv1.EditorReadRequest) (*pluginv1.EditorReadResponse, error) {
+	content, err := s.h.ReadTextFile(ctx, req.GetToolCallId(), req.GetPath())
+	if err != nil {
+		return nil, err
+	}
+	return &pluginv1.EditorReadResponse{Content: content}, nil
+}
+
+func (s editorServer) WriteTextFile(ctx context.Context, req *pluginv1.EditorWriteRequest) (*pluginv1.EditorWriteResponse, error) {
+	if err := s.h.WriteTextFile(ctx, req.GetToolCallId(), req.GetPath(), req.GetContent()); err != nil {
+		return nil, err
+	}
+	return &pluginv1.EditorWriteResponse{}, nil
 }
 
 type approvalServer struct {

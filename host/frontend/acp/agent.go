@@ -10,6 +10,7 @@ package acp
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/spec"
+	"github.com/kosong-host/kosong-host/providers"
 )
 
 // The modes of a session: the approval policy.
@@ -46,6 +48,9 @@ type Config struct {
 	Open conversation.Opener
 	// Yolo starts sessions in the yolo mode.
 	Yolo bool
+	// Images says the model declares image input: the prompt capability
+	// image is announced, and image blocks reach the model.
+	Images bool
 	// Name and Version are the agent's, for initialize.
 	Name, Title, Version string
 	Logger               hclog.Logger
@@ -59,12 +64,16 @@ type Agent struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 	closed   bool
+	// client are the capabilities the client advertised in initialize.
+	client acpsdk.ClientCapabilities
 }
 
 type session struct {
-	id   string
-	conv *conversation.Conversation
-	out  *updates
+	id    string
+	cwd   string
+	conv  *conversation.Conversation
+	out   *updates
+	files *sessionFiles
 }
 
 var (
@@ -108,6 +117,9 @@ func (a *Agent) closeAll() {
 
 // Initialize implements acpsdk.Agent.
 func (a *Agent) Initialize(ctx context.Context, req acpsdk.InitializeRequest) (acpsdk.InitializeResponse, error) {
+	a.mu.Lock()
+	a.client = req.ClientCapabilities
+	a.mu.Unlock()
 	info := &acpsdk.Implementation{Name: a.cfg.Name, Version: a.cfg.Version}
 	if a.cfg.Title != "" {
 		info.Title = acpsdk.Ptr(a.cfg.Title)
@@ -117,7 +129,7 @@ func (a *Agent) Initialize(ctx context.Context, req acpsdk.InitializeRequest) (a
 		AgentCapabilities: acpsdk.AgentCapabilities{
 			LoadSession:        true,
 			McpCapabilities:    acpsdk.McpCapabilities{Http: true, Sse: true},
-			PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true},
+			PromptCapabilities: acpsdk.PromptCapabilities{EmbeddedContext: true, Image: a.cfg.Images},
 		},
 		AgentInfo:   info,
 		AuthMethods: []acpsdk.AuthMethod{},
@@ -153,7 +165,13 @@ func (a *Agent) LoadSession(ctx context.Context, req acpsdk.LoadSessionRequest) 
 			return acpsdk.LoadSessionResponse{}, err
 		}
 	}
-	s.out.replay(ctx, s.conv.History())
+	switch s.files.mode() {
+	case ModeYolo:
+		s.conv.Approvals().SetYolo(true)
+	case ModePlan:
+		s.conv.SetPlanMode(true)
+	}
+	s.out.replay(ctx, s.conv.History(), s.files.displays())
 	defer func() { go a.advertiseCommands(s) }()
 	return acpsdk.LoadSessionResponse{Modes: a.modes(s)}, nil
 }
@@ -166,15 +184,25 @@ func (a *Agent) open(ctx context.Context, cwd, resume string, servers []acpsdk.M
 	if err != nil {
 		return nil, invalidParams(err.Error())
 	}
-	s := &session{}
+	s := &session{cwd: cwd, files: &sessionFiles{}}
 	s.out = &updates{conn: a.conn, session: s, logger: a.cfg.Logger}
-	conv, err := a.cfg.Open(ctx, conversation.Request{WorkDir: cwd, Resume: resume, Yolo: a.cfg.Yolo, MCPServers: mcp,
+	a.mu.Lock()
+	client := a.client
+	a.mu.Unlock()
+	req := conversation.Request{WorkDir: cwd, Resume: resume, Yolo: a.cfg.Yolo, MCPServers: mcp,
 		Ask: func(ctx context.Context, req approval.Request) (approval.Answer, string, error) {
 			return a.ask(ctx, s, req)
 		},
 		Questions: approval.UserInputFunc(func(ctx context.Context, req approval.QuestionRequest) (approval.Answers, error) {
 			return a.askQuestions(ctx, s, req)
-		})})
+		})}
+	if lendsFiles(client) {
+		req.Editor = &editorFiles{conn: a.conn, session: s}
+	}
+	if client.Terminal {
+		req.Terminal = &editorTerminal{conn: a.conn, session: s}
+	}
+	conv, err := a.cfg.Open(ctx, req)
 	if err != nil {
 		if resume != "" && strings.Contains(err.Error(), "no session") {
 			return nil, invalidParams(fmt.Sprintf("unknown session %s: %v", resume, err))
@@ -182,6 +210,9 @@ func (a *Agent) open(ctx context.Context, cwd, resume string, servers []acpsdk.M
 		return nil, acpsdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
 	s.id, s.conv = conv.ID(), conv
+	if sess := conv.Session(); sess != nil {
+		s.files.dir = sess.Dir
+	}
 	conv.SetObserver(s.out)
 	a.mu.Lock()
 	if a.closed {
@@ -261,15 +292,15 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
-	input := promptText(req.Prompt)
-	if strings.TrimSpace(input) == "" {
-		return acpsdk.PromptResponse{}, invalidParams("the prompt has no text")
+	content, err := promptContent(req.Prompt, a.cfg.Images && s.conv.TakesImages())
+	if err != nil {
+		return acpsdk.PromptResponse{}, invalidParams(err.Error())
 	}
-	if res, ok, err := a.runCommand(ctx, s, input); ok {
+	if res, ok, err := a.runCommand(ctx, s, promptText(req.Prompt)); ok {
 		return res, err
 	}
 	for {
-		res, err := s.conv.Turn(ctx, input)
+		res, err := s.conv.TurnContent(ctx, content)
 		var me *loop.MaxStepsError
 		switch {
 		case errors.Is(err, conversation.ErrBusy):
@@ -291,6 +322,52 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 		}
 		return acpsdk.PromptResponse{StopReason: acpsdk.StopReasonEndTurn}, nil
 	}
+}
+
+// promptContent is the user's message of a prompt: its text (promptText)
+// first, then its images (image blocks, embedded image resources) as data
+// URLs when the model takes images. An image the model cannot take, or a
+// prompt with neither text nor images, is an error.
+func promptContent(blocks []acpsdk.ContentBlock, images bool) ([]providers.ContentPart, error) {
+	var imgs []providers.ContentPart
+	for i, b := range blocks {
+		media, data := "", ""
+		switch {
+		case b.Image != nil:
+			media, data = b.Image.MimeType, b.Image.Data
+		case b.Resource != nil && b.Resource.Resource.BlobResourceContents != nil &&
+			strings.HasPrefix(derefString(b.Resource.Resource.BlobResourceContents.MimeType), "image/"):
+			r := b.Resource.Resource.BlobResourceContents
+			media, data = *r.MimeType, r.Blob
+		default:
+			continue
+		}
+		if !images {
+			return nil, fmt.Errorf("prompt[%d]: the model does not take images (promptCapabilities.image is false)", i)
+		}
+		if !strings.HasPrefix(media, "image/") || data == "" {
+			return nil, fmt.Errorf("prompt[%d]: an image needs an image/* mimeType and base64 data", i)
+		}
+		if _, err := base64.StdEncoding.DecodeString(data); err != nil {
+			return nil, fmt.Errorf("prompt[%d]: the image data is not base64: %v", i, err)
+		}
+		imgs = append(imgs, providers.ContentPart{Type: providers.PartImage, ImageURL: "data:" + media + ";base64," + data})
+	}
+	text := promptText(blocks)
+	if strings.TrimSpace(text) == "" && len(imgs) == 0 {
+		return nil, errors.New("the prompt has no text")
+	}
+	if text == "" {
+		return imgs, nil
+	}
+	return append([]providers.ContentPart{providers.TextPart(text)}, imgs...), nil
+}
+
+func derefString(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // promptText joins the prompt's text, embedded resources and resource
@@ -327,6 +404,9 @@ func (a *Agent) SetSessionMode(ctx context.Context, req acpsdk.SetSessionModeReq
 		return acpsdk.SetSessionModeResponse{}, err
 	}
 	if a.setPlanMode(ctx, s, req.ModeId) {
+		if err := s.files.saveMode(string(req.ModeId)); err != nil {
+			a.cfg.Logger.Warn("acp: the mode was not saved for session/load", "error", err)
+		}
 		return acpsdk.SetSessionModeResponse{}, nil
 	}
 	switch string(req.ModeId) {
@@ -336,6 +416,9 @@ func (a *Agent) SetSessionMode(ctx context.Context, req acpsdk.SetSessionModeReq
 		s.conv.Approvals().SetYolo(true)
 	default:
 		return acpsdk.SetSessionModeResponse{}, invalidParams(fmt.Sprintf("unknown mode %q: use ask, yolo or plan", req.ModeId))
+	}
+	if err := s.files.saveMode(string(req.ModeId)); err != nil {
+		a.cfg.Logger.Warn("acp: the mode was not saved for session/load", "error", err)
 	}
 	s.out.send(ctx, acpsdk.SessionUpdate{CurrentModeUpdate: &acpsdk.SessionCurrentModeUpdate{CurrentModeId: req.ModeId}})
 	return acpsdk.SetSessionModeResponse{}, nil

@@ -13,14 +13,21 @@ const MethodReload = "_kosong/reload"
 var _ acpsdk.ExtensionMethodHandler = (*Agent)(nil)
 
 // HandleExtensionMethod implements acpsdk.ExtensionMethodHandler:
-// `_kosong/reload` {sessionId} reloads the session's agent spec. The answer
+// `_kosong/steer` (steer.go) and `_kosong/reload` {sessionId} reloads the session's agent spec. The answer
 // names the plugins started, stopped and kept and the tools once the reload
 // takes effect (at the next step of a running turn, at once when idle); a
 // broken edit is an error and the old toolset stays.
 func (a *Agent) HandleExtensionMethod(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	if method != MethodReload {
-		return nil, acpsdk.NewMethodNotFound(method)
+	switch method {
+	case MethodReload:
+		return a.reload(ctx, params)
+	case MethodSteer:
+		return a.steer(params)
 	}
+	return nil, acpsdk.NewMethodNotFound(method)
+}
+
+func (a *Agent) reload(ctx context.Context, params json.RawMessage) (any, error) {
 	var p struct {
 		SessionID acpsdk.SessionId `json:"sessionId"`
 	}

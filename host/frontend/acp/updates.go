@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	acpsdk "github.com/coder/acp-go-sdk"
@@ -37,8 +38,11 @@ func (u *updates) Observe(e loop.Event) {
 	case loop.ReasoningDelta:
 		u.send(ctx, acpsdk.UpdateAgentThoughtText(e.Text))
 	case loop.ToolCallStarted:
-		u.send(ctx, startToolCall(e.Call, acpsdk.ToolCallStatusInProgress))
+		u.send(ctx, u.startToolCall(e.Call, acpsdk.ToolCallStatusInProgress))
 	case loop.ToolCallFinished:
+		if err := u.session.files.recordDisplay(e.Call.ID, e.Result.Display); err != nil {
+			u.logger.Warn("acp: the display of a tool call was not saved for session/load", "error", err)
+		}
 		for _, up := range finishToolCall(e.Call, e.Result) {
 			u.send(ctx, up)
 		}
@@ -54,40 +58,14 @@ func (u *updates) Observe(e loop.Event) {
 			acpsdk.WithUpdateContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(msg))})))
 	case loop.PlanModeChanged:
 		u.planModeChanged(ctx)
+	case loop.Steered:
+		// A steered message entered the turn: the editor shows it as the
+		// user's, where the model sees it.
+		for _, t := range e.Texts {
+			u.send(ctx, acpsdk.UpdateUserMessageText(t))
+		}
 	case loop.StepRetried:
 		u.send(ctx, acpsdk.UpdateAgentThoughtText(fmt.Sprintf("\n(the model request failed: %v; retrying in %s)\n", e.Err, e.Delay.Round(1e6))))
-	}
-}
-
-// replay sends a saved history as updates: the user's messages, the
-// agent's text and reasoning, each tool call with its result.
-func (u *updates) replay(ctx context.Context, history []providers.Message) {
-	calls := map[string]providers.ToolCall{}
-	for _, m := range history {
-		switch m.Role {
-		case providers.RoleUser:
-			if t := m.Text(); t != "" {
-				u.send(ctx, acpsdk.UpdateUserMessageText(t))
-			}
-		case providers.RoleAssistant:
-			if m.Reasoning != "" {
-				u.send(ctx, acpsdk.UpdateAgentThoughtText(m.Reasoning))
-			}
-			if t := m.Text(); t != "" {
-				u.send(ctx, acpsdk.UpdateAgentMessageText(t))
-			}
-			for _, c := range m.ToolCalls {
-				calls[c.ID] = c
-				u.send(ctx, startToolCall(c, acpsdk.ToolCallStatusInProgress))
-			}
-		case providers.RoleTool:
-			status := acpsdk.ToolCallStatusCompleted
-			if m.IsError {
-				status = acpsdk.ToolCallStatusFailed
-			}
-			u.send(ctx, acpsdk.UpdateToolCall(acpsdk.ToolCallId(m.ToolCallID), acpsdk.WithUpdateStatus(status),
-				acpsdk.WithUpdateContent([]acpsdk.ToolCallContent{acpsdk.ToolContent(acpsdk.TextBlock(m.Text()))})))
-		}
 	}
 }
 
@@ -124,17 +102,57 @@ func title(call providers.ToolCall, args map[string]any) string {
 	return call.Name
 }
 
-func startToolCall(call providers.ToolCall, status acpsdk.ToolCallStatus) acpsdk.SessionUpdate {
+func (u *updates) startToolCall(call providers.ToolCall, status acpsdk.ToolCallStatus) acpsdk.SessionUpdate {
 	var args map[string]any
 	_ = json.Unmarshal([]byte(call.Arguments), &args)
 	opts := []acpsdk.ToolCallStartOpt{acpsdk.WithStartKind(toolKind(call.Name)), acpsdk.WithStartStatus(status)}
 	if args != nil {
 		opts = append(opts, acpsdk.WithStartRawInput(args))
-		if p, ok := args["path"].(string); ok && strings.HasPrefix(p, "/") {
-			opts = append(opts, acpsdk.WithStartLocations([]acpsdk.ToolCallLocation{{Path: p}}))
-		}
+	}
+	if locs := locations(u.session.cwd, call.Name, args); len(locs) > 0 {
+		opts = append(opts, acpsdk.WithStartLocations(locs))
 	}
 	return acpsdk.StartToolCall(acpsdk.ToolCallId(call.ID), title(call, args), opts...)
+}
+
+// locations are the files a tool call works on, for the editor to follow:
+// the path of a file tool (ReadFile, ReadMediaFile, WriteFile,
+// StrReplaceFile), the file or folder Grep searches and the folder Glob
+// lists (the session's folder when none is given); a relative path is
+// resolved against cwd, the session's folder, as the tools resolve it.
+// Other tools name no path: none.
+func locations(cwd, tool string, args map[string]any) []acpsdk.ToolCallLocation {
+	key := "path"
+	switch tool {
+	case "ReadFile", "ReadMediaFile", "WriteFile", "StrReplaceFile", "Grep":
+	case "Glob":
+		key = "directory"
+	default:
+		return nil
+	}
+	p, _ := args[key].(string)
+	if p == "" {
+		if tool != "Glob" && tool != "Grep" {
+			return nil
+		}
+		p = cwd
+	}
+	if strings.HasPrefix(p, "~/") {
+		return []acpsdk.ToolCallLocation{{Path: p}}
+	}
+	if !filepath.IsAbs(p) {
+		if cwd == "" {
+			return nil
+		}
+		p = filepath.Join(cwd, p)
+	}
+	loc := acpsdk.ToolCallLocation{Path: filepath.Clean(p)}
+	if tool == "ReadFile" {
+		if n, ok := args["line_offset"].(float64); ok && n >= 1 {
+			loc.Line = acpsdk.Ptr(int(n))
+		}
+	}
+	return []acpsdk.ToolCallLocation{loc}
 }
 
 // finishToolCall is the tool_call_update of a result (its output, diffs of

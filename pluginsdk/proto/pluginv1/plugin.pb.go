@@ -2175,6 +2175,350 @@ func (x *ModelInfo) GetMaxContextSize() int64 {
 	return 0
 }
 
+type EditorReadRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ToolCallId string                 `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// An absolute path.
+	Path          string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EditorReadRequest) Reset() {
+	*x = EditorReadRequest{}
+	mi := &file_plugin_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EditorReadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EditorReadRequest) ProtoMessage() {}
+
+func (x *EditorReadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EditorReadRequest.ProtoReflect.Descriptor instead.
+func (*EditorReadRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *EditorReadRequest) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *EditorReadRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type EditorReadResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Content       string                 `protobuf:"bytes,1,opt,name=content,proto3" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EditorReadResponse) Reset() {
+	*x = EditorReadResponse{}
+	mi := &file_plugin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EditorReadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EditorReadResponse) ProtoMessage() {}
+
+func (x *EditorReadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EditorReadResponse.ProtoReflect.Descriptor instead.
+func (*EditorReadResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *EditorReadResponse) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+type EditorWriteRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ToolCallId string                 `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// An absolute path.
+	Path          string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Content       string `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EditorWriteRequest) Reset() {
+	*x = EditorWriteRequest{}
+	mi := &file_plugin_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EditorWriteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EditorWriteRequest) ProtoMessage() {}
+
+func (x *EditorWriteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EditorWriteRequest.ProtoReflect.Descriptor instead.
+func (*EditorWriteRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *EditorWriteRequest) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *EditorWriteRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *EditorWriteRequest) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+type EditorWriteResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EditorWriteResponse) Reset() {
+	*x = EditorWriteResponse{}
+	mi := &file_plugin_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EditorWriteResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EditorWriteResponse) ProtoMessage() {}
+
+func (x *EditorWriteResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EditorWriteResponse.ProtoReflect.Descriptor instead.
+func (*EditorWriteResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{36}
+}
+
+type TerminalRunRequest struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ToolCallId string                 `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
+	// The program and its arguments (e.g. /bin/bash, -c, COMMAND).
+	Command string   `protobuf:"bytes,2,opt,name=command,proto3" json:"command,omitempty"`
+	Args    []string `protobuf:"bytes,3,rep,name=args,proto3" json:"args,omitempty"`
+	// An absolute working directory.
+	Cwd string `protobuf:"bytes,4,opt,name=cwd,proto3" json:"cwd,omitempty"`
+	// The most output kept, in bytes (the start is dropped); 0: the client's default.
+	OutputByteLimit int64 `protobuf:"varint,5,opt,name=output_byte_limit,json=outputByteLimit,proto3" json:"output_byte_limit,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *TerminalRunRequest) Reset() {
+	*x = TerminalRunRequest{}
+	mi := &file_plugin_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TerminalRunRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TerminalRunRequest) ProtoMessage() {}
+
+func (x *TerminalRunRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TerminalRunRequest.ProtoReflect.Descriptor instead.
+func (*TerminalRunRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *TerminalRunRequest) GetToolCallId() string {
+	if x != nil {
+		return x.ToolCallId
+	}
+	return ""
+}
+
+func (x *TerminalRunRequest) GetCommand() string {
+	if x != nil {
+		return x.Command
+	}
+	return ""
+}
+
+func (x *TerminalRunRequest) GetArgs() []string {
+	if x != nil {
+		return x.Args
+	}
+	return nil
+}
+
+func (x *TerminalRunRequest) GetCwd() string {
+	if x != nil {
+		return x.Cwd
+	}
+	return ""
+}
+
+func (x *TerminalRunRequest) GetOutputByteLimit() int64 {
+	if x != nil {
+		return x.OutputByteLimit
+	}
+	return 0
+}
+
+type TerminalRunResponse struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Output string                 `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
+	// The output lost its start to output_byte_limit.
+	Truncated bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
+	// The exit code; -1 when the command ended on a signal.
+	ExitCode int32 `protobuf:"varint,3,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	// The signal that ended the command, when one did.
+	Signal        string `protobuf:"bytes,4,opt,name=signal,proto3" json:"signal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TerminalRunResponse) Reset() {
+	*x = TerminalRunResponse{}
+	mi := &file_plugin_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TerminalRunResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TerminalRunResponse) ProtoMessage() {}
+
+func (x *TerminalRunResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TerminalRunResponse.ProtoReflect.Descriptor instead.
+func (*TerminalRunResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *TerminalRunResponse) GetOutput() string {
+	if x != nil {
+		return x.Output
+	}
+	return ""
+}
+
+func (x *TerminalRunResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
+}
+
+func (x *TerminalRunResponse) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
+func (x *TerminalRunResponse) GetSignal() string {
+	if x != nil {
+		return x.Signal
+	}
+	return ""
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -2333,7 +2677,31 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05alias\x18\x03 \x01(\tR\x05alias\x12\"\n" +
 	"\fcapabilities\x18\x04 \x03(\tR\fcapabilities\x12-\n" +
 	"\x12capabilities_known\x18\x05 \x01(\bR\x11capabilitiesKnown\x12(\n" +
-	"\x10max_context_size\x18\x06 \x01(\x03R\x0emaxContextSize2\xb0\x02\n" +
+	"\x10max_context_size\x18\x06 \x01(\x03R\x0emaxContextSize\"I\n" +
+	"\x11EditorReadRequest\x12 \n" +
+	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"toolCallId\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\".\n" +
+	"\x12EditorReadResponse\x12\x18\n" +
+	"\acontent\x18\x01 \x01(\tR\acontent\"d\n" +
+	"\x12EditorWriteRequest\x12 \n" +
+	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"toolCallId\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
+	"\acontent\x18\x03 \x01(\tR\acontent\"\x15\n" +
+	"\x13EditorWriteResponse\"\xa2\x01\n" +
+	"\x12TerminalRunRequest\x12 \n" +
+	"\ftool_call_id\x18\x01 \x01(\tR\n" +
+	"toolCallId\x12\x18\n" +
+	"\acommand\x18\x02 \x01(\tR\acommand\x12\x12\n" +
+	"\x04args\x18\x03 \x03(\tR\x04args\x12\x10\n" +
+	"\x03cwd\x18\x04 \x01(\tR\x03cwd\x12*\n" +
+	"\x11output_byte_limit\x18\x05 \x01(\x03R\x0foutputByteLimit\"\x80\x01\n" +
+	"\x13TerminalRunResponse\x12\x16\n" +
+	"\x06output\x18\x01 \x01(\tR\x06output\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\x12\x1b\n" +
+	"\texit_code\x18\x03 \x01(\x05R\bexitCode\x12\x16\n" +
+	"\x06signal\x18\x04 \x01(\tR\x06signal2\xb0\x02\n" +
 	"\x06Plugin\x12Q\n" +
 	"\bDescribe\x12!.kosong.plugin.v1.DescribeRequest\x1a\".kosong.plugin.v1.DescribeResponse\x12E\n" +
 	"\x04Load\x12\x1d.kosong.plugin.v1.LoadRequest\x1a\x1e.kosong.plugin.v1.LoadResponse\x12E\n" +
@@ -2352,7 +2720,12 @@ const file_plugin_proto_rawDesc = "" +
 	"\tUserInput\x12L\n" +
 	"\x03Ask\x12!.kosong.plugin.v1.QuestionRequest\x1a\".kosong.plugin.v1.QuestionResponse2K\n" +
 	"\x05Model\x12B\n" +
-	"\x03Get\x12\x1e.kosong.plugin.v1.ModelRequest\x1a\x1b.kosong.plugin.v1.ModelInfoB=Z;github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1b\x06proto3"
+	"\x03Get\x12\x1e.kosong.plugin.v1.ModelRequest\x1a\x1b.kosong.plugin.v1.ModelInfo2\xc1\x01\n" +
+	"\x06Editor\x12Y\n" +
+	"\fReadTextFile\x12#.kosong.plugin.v1.EditorReadRequest\x1a$.kosong.plugin.v1.EditorReadResponse\x12\\\n" +
+	"\rWriteTextFile\x12$.kosong.plugin.v1.EditorWriteRequest\x1a%.kosong.plugin.v1.EditorWriteResponse2^\n" +
+	"\bTerminal\x12R\n" +
+	"\x03Run\x12$.kosong.plugin.v1.TerminalRunRequest\x1a%.kosong.plugin.v1.TerminalRunResponseB=Z;github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1b\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -2367,45 +2740,51 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_plugin_proto_goTypes = []any{
-	(ToolAnnotations_Hint)(0),  // 0: kosong.plugin.v1.ToolAnnotations.Hint
-	(ToolLoad_Status)(0),       // 1: kosong.plugin.v1.ToolLoad.Status
-	(*DescribeRequest)(nil),    // 2: kosong.plugin.v1.DescribeRequest
-	(*ToolSpec)(nil),           // 3: kosong.plugin.v1.ToolSpec
-	(*ToolAnnotations)(nil),    // 4: kosong.plugin.v1.ToolAnnotations
-	(*DescribeResponse)(nil),   // 5: kosong.plugin.v1.DescribeResponse
-	(*SessionInfo)(nil),        // 6: kosong.plugin.v1.SessionInfo
-	(*LoadRequest)(nil),        // 7: kosong.plugin.v1.LoadRequest
-	(*ToolLoad)(nil),           // 8: kosong.plugin.v1.ToolLoad
-	(*LoadResponse)(nil),       // 9: kosong.plugin.v1.LoadResponse
-	(*CallRequest)(nil),        // 10: kosong.plugin.v1.CallRequest
-	(*CallFrame)(nil),          // 11: kosong.plugin.v1.CallFrame
-	(*CallEvent)(nil),          // 12: kosong.plugin.v1.CallEvent
-	(*ContentPart)(nil),        // 13: kosong.plugin.v1.ContentPart
-	(*Image)(nil),              // 14: kosong.plugin.v1.Image
-	(*DisplayBlock)(nil),       // 15: kosong.plugin.v1.DisplayBlock
-	(*ToolOk)(nil),             // 16: kosong.plugin.v1.ToolOk
-	(*ToolError)(nil),          // 17: kosong.plugin.v1.ToolError
-	(*ToolRejected)(nil),       // 18: kosong.plugin.v1.ToolRejected
-	(*CallResponse)(nil),       // 19: kosong.plugin.v1.CallResponse
-	(*ApprovalRequest)(nil),    // 20: kosong.plugin.v1.ApprovalRequest
-	(*ApprovalResponse)(nil),   // 21: kosong.plugin.v1.ApprovalResponse
-	(*EnvironmentRequest)(nil), // 22: kosong.plugin.v1.EnvironmentRequest
-	(*EnvironmentInfo)(nil),    // 23: kosong.plugin.v1.EnvironmentInfo
-	(*SessionRequest)(nil),     // 24: kosong.plugin.v1.SessionRequest
-	(*ConfigRequest)(nil),      // 25: kosong.plugin.v1.ConfigRequest
-	(*ConfigResponse)(nil),     // 26: kosong.plugin.v1.ConfigResponse
-	(*ProgressReport)(nil),     // 27: kosong.plugin.v1.ProgressReport
-	(*ProgressAck)(nil),        // 28: kosong.plugin.v1.ProgressAck
-	(*QuestionOption)(nil),     // 29: kosong.plugin.v1.QuestionOption
-	(*Question)(nil),           // 30: kosong.plugin.v1.Question
-	(*QuestionRequest)(nil),    // 31: kosong.plugin.v1.QuestionRequest
-	(*QuestionResponse)(nil),   // 32: kosong.plugin.v1.QuestionResponse
-	(*ModelRequest)(nil),       // 33: kosong.plugin.v1.ModelRequest
-	(*ModelInfo)(nil),          // 34: kosong.plugin.v1.ModelInfo
-	nil,                        // 35: kosong.plugin.v1.LoadRequest.ToolConfigsEntry
-	nil,                        // 36: kosong.plugin.v1.QuestionResponse.AnswersEntry
+	(ToolAnnotations_Hint)(0),   // 0: kosong.plugin.v1.ToolAnnotations.Hint
+	(ToolLoad_Status)(0),        // 1: kosong.plugin.v1.ToolLoad.Status
+	(*DescribeRequest)(nil),     // 2: kosong.plugin.v1.DescribeRequest
+	(*ToolSpec)(nil),            // 3: kosong.plugin.v1.ToolSpec
+	(*ToolAnnotations)(nil),     // 4: kosong.plugin.v1.ToolAnnotations
+	(*DescribeResponse)(nil),    // 5: kosong.plugin.v1.DescribeResponse
+	(*SessionInfo)(nil),         // 6: kosong.plugin.v1.SessionInfo
+	(*LoadRequest)(nil),         // 7: kosong.plugin.v1.LoadRequest
+	(*ToolLoad)(nil),            // 8: kosong.plugin.v1.ToolLoad
+	(*LoadResponse)(nil),        // 9: kosong.plugin.v1.LoadResponse
+	(*CallRequest)(nil),         // 10: kosong.plugin.v1.CallRequest
+	(*CallFrame)(nil),           // 11: kosong.plugin.v1.CallFrame
+	(*CallEvent)(nil),           // 12: kosong.plugin.v1.CallEvent
+	(*ContentPart)(nil),         // 13: kosong.plugin.v1.ContentPart
+	(*Image)(nil),               // 14: kosong.plugin.v1.Image
+	(*DisplayBlock)(nil),        // 15: kosong.plugin.v1.DisplayBlock
+	(*ToolOk)(nil),              // 16: kosong.plugin.v1.ToolOk
+	(*ToolError)(nil),           // 17: kosong.plugin.v1.ToolError
+	(*ToolRejected)(nil),        // 18: kosong.plugin.v1.ToolRejected
+	(*CallResponse)(nil),        // 19: kosong.plugin.v1.CallResponse
+	(*ApprovalRequest)(nil),     // 20: kosong.plugin.v1.ApprovalRequest
+	(*ApprovalResponse)(nil),    // 21: kosong.plugin.v1.ApprovalResponse
+	(*EnvironmentRequest)(nil),  // 22: kosong.plugin.v1.EnvironmentRequest
+	(*EnvironmentInfo)(nil),     // 23: kosong.plugin.v1.EnvironmentInfo
+	(*SessionRequest)(nil),      // 24: kosong.plugin.v1.SessionRequest
+	(*ConfigRequest)(nil),       // 25: kosong.plugin.v1.ConfigRequest
+	(*ConfigResponse)(nil),      // 26: kosong.plugin.v1.ConfigResponse
+	(*ProgressReport)(nil),      // 27: kosong.plugin.v1.ProgressReport
+	(*ProgressAck)(nil),         // 28: kosong.plugin.v1.ProgressAck
+	(*QuestionOption)(nil),      // 29: kosong.plugin.v1.QuestionOption
+	(*Question)(nil),            // 30: kosong.plugin.v1.Question
+	(*QuestionRequest)(nil),     // 31: kosong.plugin.v1.QuestionRequest
+	(*QuestionResponse)(nil),    // 32: kosong.plugin.v1.QuestionResponse
+	(*ModelRequest)(nil),        // 33: kosong.plugin.v1.ModelRequest
+	(*ModelInfo)(nil),           // 34: kosong.plugin.v1.ModelInfo
+	(*EditorReadRequest)(nil),   // 35: kosong.plugin.v1.EditorReadRequest
+	(*EditorReadResponse)(nil),  // 36: kosong.plugin.v1.EditorReadResponse
+	(*EditorWriteRequest)(nil),  // 37: kosong.plugin.v1.EditorWriteRequest
+	(*EditorWriteResponse)(nil), // 38: kosong.plugin.v1.EditorWriteResponse
+	(*TerminalRunRequest)(nil),  // 39: kosong.plugin.v1.TerminalRunRequest
+	(*TerminalRunResponse)(nil), // 40: kosong.plugin.v1.TerminalRunResponse
+	nil,                         // 41: kosong.plugin.v1.LoadRequest.ToolConfigsEntry
+	nil,                         // 42: kosong.plugin.v1.QuestionResponse.AnswersEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	4,  // 0: kosong.plugin.v1.ToolSpec.annotations:type_name -> kosong.plugin.v1.ToolAnnotations
@@ -2415,7 +2794,7 @@ var file_plugin_proto_depIdxs = []int32{
 	0,  // 4: kosong.plugin.v1.ToolAnnotations.open_world:type_name -> kosong.plugin.v1.ToolAnnotations.Hint
 	3,  // 5: kosong.plugin.v1.DescribeResponse.tools:type_name -> kosong.plugin.v1.ToolSpec
 	6,  // 6: kosong.plugin.v1.LoadRequest.session:type_name -> kosong.plugin.v1.SessionInfo
-	35, // 7: kosong.plugin.v1.LoadRequest.tool_configs:type_name -> kosong.plugin.v1.LoadRequest.ToolConfigsEntry
+	41, // 7: kosong.plugin.v1.LoadRequest.tool_configs:type_name -> kosong.plugin.v1.LoadRequest.ToolConfigsEntry
 	1,  // 8: kosong.plugin.v1.ToolLoad.status:type_name -> kosong.plugin.v1.ToolLoad.Status
 	8,  // 9: kosong.plugin.v1.LoadResponse.tools:type_name -> kosong.plugin.v1.ToolLoad
 	10, // 10: kosong.plugin.v1.CallFrame.call:type_name -> kosong.plugin.v1.CallRequest
@@ -2431,7 +2810,7 @@ var file_plugin_proto_depIdxs = []int32{
 	15, // 20: kosong.plugin.v1.ApprovalRequest.display:type_name -> kosong.plugin.v1.DisplayBlock
 	29, // 21: kosong.plugin.v1.Question.options:type_name -> kosong.plugin.v1.QuestionOption
 	30, // 22: kosong.plugin.v1.QuestionRequest.questions:type_name -> kosong.plugin.v1.Question
-	36, // 23: kosong.plugin.v1.QuestionResponse.answers:type_name -> kosong.plugin.v1.QuestionResponse.AnswersEntry
+	42, // 23: kosong.plugin.v1.QuestionResponse.answers:type_name -> kosong.plugin.v1.QuestionResponse.AnswersEntry
 	2,  // 24: kosong.plugin.v1.Plugin.Describe:input_type -> kosong.plugin.v1.DescribeRequest
 	7,  // 25: kosong.plugin.v1.Plugin.Load:input_type -> kosong.plugin.v1.LoadRequest
 	10, // 26: kosong.plugin.v1.Plugin.Call:input_type -> kosong.plugin.v1.CallRequest
@@ -2443,19 +2822,25 @@ var file_plugin_proto_depIdxs = []int32{
 	27, // 32: kosong.plugin.v1.Progress.Report:input_type -> kosong.plugin.v1.ProgressReport
 	31, // 33: kosong.plugin.v1.UserInput.Ask:input_type -> kosong.plugin.v1.QuestionRequest
 	33, // 34: kosong.plugin.v1.Model.Get:input_type -> kosong.plugin.v1.ModelRequest
-	5,  // 35: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
-	9,  // 36: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
-	19, // 37: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
-	12, // 38: kosong.plugin.v1.Plugin.Calls:output_type -> kosong.plugin.v1.CallEvent
-	21, // 39: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
-	23, // 40: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
-	6,  // 41: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
-	26, // 42: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
-	28, // 43: kosong.plugin.v1.Progress.Report:output_type -> kosong.plugin.v1.ProgressAck
-	32, // 44: kosong.plugin.v1.UserInput.Ask:output_type -> kosong.plugin.v1.QuestionResponse
-	34, // 45: kosong.plugin.v1.Model.Get:output_type -> kosong.plugin.v1.ModelInfo
-	35, // [35:46] is the sub-list for method output_type
-	24, // [24:35] is the sub-list for method input_type
+	35, // 35: kosong.plugin.v1.Editor.ReadTextFile:input_type -> kosong.plugin.v1.EditorReadRequest
+	37, // 36: kosong.plugin.v1.Editor.WriteTextFile:input_type -> kosong.plugin.v1.EditorWriteRequest
+	39, // 37: kosong.plugin.v1.Terminal.Run:input_type -> kosong.plugin.v1.TerminalRunRequest
+	5,  // 38: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
+	9,  // 39: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
+	19, // 40: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
+	12, // 41: kosong.plugin.v1.Plugin.Calls:output_type -> kosong.plugin.v1.CallEvent
+	21, // 42: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
+	23, // 43: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
+	6,  // 44: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
+	26, // 45: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
+	28, // 46: kosong.plugin.v1.Progress.Report:output_type -> kosong.plugin.v1.ProgressAck
+	32, // 47: kosong.plugin.v1.UserInput.Ask:output_type -> kosong.plugin.v1.QuestionResponse
+	34, // 48: kosong.plugin.v1.Model.Get:output_type -> kosong.plugin.v1.ModelInfo
+	36, // 49: kosong.plugin.v1.Editor.ReadTextFile:output_type -> kosong.plugin.v1.EditorReadResponse
+	38, // 50: kosong.plugin.v1.Editor.WriteTextFile:output_type -> kosong.plugin.v1.EditorWriteResponse
+	40, // 51: kosong.plugin.v1.Terminal.Run:output_type -> kosong.plugin.v1.TerminalRunResponse
+	38, // [38:52] is the sub-list for method output_type
+	24, // [24:38] is the sub-list for method input_type
 	24, // [24:24] is the sub-list for extension type_name
 	24, // [24:24] is the sub-list for extension extendee
 	0,  // [0:24] is the sub-list for field type_name
@@ -2481,9 +2866,9 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   35,
+			NumMessages:   41,
 			NumExtensions: 0,
-			NumServices:   8,
+			NumServices:   10,
 		},
 		GoTypes:           file_plugin_proto_goTypes,
 		DependencyIndexes: file_plugin_proto_depIdxs,

@@ -1001,3 +1001,271 @@ var Model_ServiceDesc = grpc.ServiceDesc{
 	Streams:  []grpc.StreamDesc{},
 	Metadata: "plugin.proto",
 }
+
+const (
+	Editor_ReadTextFile_FullMethodName  = "/kosong.plugin.v1.Editor/ReadTextFile"
+	Editor_WriteTextFile_FullMethodName = "/kosong.plugin.v1.Editor/WriteTextFile"
+)
+
+// EditorClient is the client API for Editor service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// Editor reaches the files of the user's editor: its buffers, unsaved
+// changes included, and edits the user can undo there. The host offers the
+// "Editor" capability when the front end's client lends them (an ACP
+// client advertising fs.readTextFile and fs.writeTextFile); a tool then
+// reads and writes through it instead of the disk. Each request acts for a
+// call in progress of the plugin's own, after the call's approval.
+type EditorClient interface {
+	ReadTextFile(ctx context.Context, in *EditorReadRequest, opts ...grpc.CallOption) (*EditorReadResponse, error)
+	WriteTextFile(ctx context.Context, in *EditorWriteRequest, opts ...grpc.CallOption) (*EditorWriteResponse, error)
+}
+
+type editorClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewEditorClient(cc grpc.ClientConnInterface) EditorClient {
+	return &editorClient{cc}
+}
+
+func (c *editorClient) ReadTextFile(ctx context.Context, in *EditorReadRequest, opts ...grpc.CallOption) (*EditorReadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EditorReadResponse)
+	err := c.cc.Invoke(ctx, Editor_ReadTextFile_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *editorClient) WriteTextFile(ctx context.Context, in *EditorWriteRequest, opts ...grpc.CallOption) (*EditorWriteResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(EditorWriteResponse)
+	err := c.cc.Invoke(ctx, Editor_WriteTextFile_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// EditorServer is the server API for Editor service.
+// All implementations must embed UnimplementedEditorServer
+// for forward compatibility.
+//
+// Editor reaches the files of the user's editor: its buffers, unsaved
+// changes included, and edits the user can undo there. The host offers the
+// "Editor" capability when the front end's client lends them (an ACP
+// client advertising fs.readTextFile and fs.writeTextFile); a tool then
+// reads and writes through it instead of the disk. Each request acts for a
+// call in progress of the plugin's own, after the call's approval.
+type EditorServer interface {
+	ReadTextFile(context.Context, *EditorReadRequest) (*EditorReadResponse, error)
+	WriteTextFile(context.Context, *EditorWriteRequest) (*EditorWriteResponse, error)
+	mustEmbedUnimplementedEditorServer()
+}
+
+// UnimplementedEditorServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedEditorServer struct{}
+
+func (UnimplementedEditorServer) ReadTextFile(context.Context, *EditorReadRequest) (*EditorReadResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ReadTextFile not implemented")
+}
+func (UnimplementedEditorServer) WriteTextFile(context.Context, *EditorWriteRequest) (*EditorWriteResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method WriteTextFile not implemented")
+}
+func (UnimplementedEditorServer) mustEmbedUnimplementedEditorServer() {}
+func (UnimplementedEditorServer) testEmbeddedByValue()                {}
+
+// UnsafeEditorServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to EditorServer will
+// result in compilation errors.
+type UnsafeEditorServer interface {
+	mustEmbedUnimplementedEditorServer()
+}
+
+func RegisterEditorServer(s grpc.ServiceRegistrar, srv EditorServer) {
+	// If the following call pancis, it indicates UnimplementedEditorServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&Editor_ServiceDesc, srv)
+}
+
+func _Editor_ReadTextFile_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EditorReadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EditorServer).ReadTextFile(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Editor_ReadTextFile_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EditorServer).ReadTextFile(ctx, req.(*EditorReadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Editor_WriteTextFile_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EditorWriteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(EditorServer).WriteTextFile(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Editor_WriteTextFile_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(EditorServer).WriteTextFile(ctx, req.(*EditorWriteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// Editor_ServiceDesc is the grpc.ServiceDesc for Editor service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var Editor_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "kosong.plugin.v1.Editor",
+	HandlerType: (*EditorServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "ReadTextFile",
+			Handler:    _Editor_ReadTextFile_Handler,
+		},
+		{
+			MethodName: "WriteTextFile",
+			Handler:    _Editor_WriteTextFile_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "plugin.proto",
+}
+
+const (
+	Terminal_Run_FullMethodName = "/kosong.plugin.v1.Terminal/Run"
+)
+
+// TerminalClient is the client API for Terminal service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// Terminal runs commands in the user's editor's terminal, where the user
+// watches them. The host offers the "Terminal" capability when the front
+// end's client lends one (an ACP client advertising terminal). Each
+// request acts for a call in progress of the plugin's own, after the call's
+// approval; cancelling the RPC kills the command.
+type TerminalClient interface {
+	Run(ctx context.Context, in *TerminalRunRequest, opts ...grpc.CallOption) (*TerminalRunResponse, error)
+}
+
+type terminalClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewTerminalClient(cc grpc.ClientConnInterface) TerminalClient {
+	return &terminalClient{cc}
+}
+
+func (c *terminalClient) Run(ctx context.Context, in *TerminalRunRequest, opts ...grpc.CallOption) (*TerminalRunResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(TerminalRunResponse)
+	err := c.cc.Invoke(ctx, Terminal_Run_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// TerminalServer is the server API for Terminal service.
+// All implementations must embed UnimplementedTerminalServer
+// for forward compatibility.
+//
+// Terminal runs commands in the user's editor's terminal, where the user
+// watches them. The host offers the "Terminal" capability when the front
+// end's client lends one (an ACP client advertising terminal). Each
+// request acts for a call in progress of the plugin's own, after the call's
+// approval; cancelling the RPC kills the command.
+type TerminalServer interface {
+	Run(context.Context, *TerminalRunRequest) (*TerminalRunResponse, error)
+	mustEmbedUnimplementedTerminalServer()
+}
+
+// UnimplementedTerminalServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedTerminalServer struct{}
+
+func (UnimplementedTerminalServer) Run(context.Context, *TerminalRunRequest) (*TerminalRunResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Run not implemented")
+}
+func (UnimplementedTerminalServer) mustEmbedUnimplementedTerminalServer() {}
+func (UnimplementedTerminalServer) testEmbeddedByValue()                  {}
+
+// UnsafeTerminalServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to TerminalServer will
+// result in compilation errors.
+type UnsafeTerminalServer interface {
+	mustEmbedUnimplementedTerminalServer()
+}
+
+func RegisterTerminalServer(s grpc.ServiceRegistrar, srv TerminalServer) {
+	// If the following call pancis, it indicates UnimplementedTerminalServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&Terminal_ServiceDesc, srv)
+}
+
+func _Terminal_Run_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(TerminalRunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TerminalServer).Run(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Terminal_Run_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TerminalServer).Run(ctx, req.(*TerminalRunRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// Terminal_ServiceDesc is the grpc.ServiceDesc for Terminal service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var Terminal_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "kosong.plugin.v1.Terminal",
+	HandlerType: (*TerminalServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Run",
+			Handler:    _Terminal_Run_Handler,
+		},
+	},
+	Streams:  []grpc.StreamDesc{},
+	Metadata: "plugin.proto",
+}
