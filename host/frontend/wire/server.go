@@ -58,6 +58,9 @@ type server struct {
 
 	mu        sync.Mutex
 	externals map[string]bool
+	// approvals: the id of the approval request sent for each tool call
+	// waiting for its answer, for the ApprovalResponse event's request_id.
+	approvals map[string]string
 	turns     sync.WaitGroup
 }
 
@@ -68,7 +71,7 @@ func Serve(ctx context.Context, cfg Config) error {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	s := &server{cfg: cfg, peer: newPeer(cfg.Out), externals: map[string]bool{}}
+	s := &server{cfg: cfg, peer: newPeer(cfg.Out), externals: map[string]bool{}, approvals: map[string]string{}}
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
 	go func() {
@@ -256,9 +259,16 @@ func (s *server) ask(ctx context.Context, req approval.Request) (approval.Answer
 	for _, d := range req.Display {
 		display = append(display, displayBlock(d.Kind, d.Data))
 	}
+	s.mu.Lock()
+	s.approvals[req.ToolCallID] = id
+	s.mu.Unlock()
 	raw, err := s.peer.call(ctx, id, "request", map[string]any{"type": "ApprovalRequest", "payload": map[string]any{
 		"id": id, "tool_call_id": req.ToolCallID, "sender": req.ToolName, "plugin": req.Plugin, "action": req.Action,
 		"description": req.Description, "display": display,
+		// Every approval comes from the session's own turn: subagents run
+		// inside the Agent tool's call of that turn.
+		"source_kind": "foreground_turn", "source_id": s.conv.ID(), "agent_id": s.conv.AgentName(),
+		"subagent_type": nil, "source_description": nil,
 	}})
 	if err != nil {
 		if ctx.Err() != nil {
