@@ -161,6 +161,8 @@ func (s *server) handle(line []byte) {
 	case "reload":
 		s.reload(m)
 		return
+	case "steer":
+		result, rerr = s.steer(m.Params)
 	case "cancel":
 		if !s.conv.Cancel() {
 			rerr = &rpcError{Code: codeBusy, Message: "No agent turn is in progress"}
@@ -234,13 +236,41 @@ func (s *server) prompt(m message) {
 		case errors.As(err, &me):
 			s.peer.respond(m.ID, map[string]any{"status": "max_steps_reached", "steps": res.Steps}, nil)
 		case err != nil && isProviderError(err):
-			s.peer.respond(m.ID, nil, &rpcError{Code: codeProvider, Message: err.Error()})
+			s.peer.respond(m.ID, nil, &rpcError{Code: providerCode(err), Message: err.Error()})
 		case err != nil:
 			s.peer.respond(m.ID, nil, &rpcError{Code: codeInternal, Message: err.Error()})
 		default:
 			s.peer.respond(m.ID, map[string]any{"status": "finished", "steps": res.Steps}, nil)
 		}
 	}()
+}
+
+// steer sends user_input into the running turn (Conversation.Steer): it
+// enters the history at the next step boundary, and a SteerInput event
+// says so.
+func (s *server) steer(params json.RawMessage) (any, *rpcError) {
+	var p promptParams
+	input, ok := "", false
+	if json.Unmarshal(params, &p) == nil {
+		input, ok = userInput(p.UserInput)
+	}
+	if !ok {
+		return nil, invalidParams("steer")
+	}
+	if !s.conv.Steer(input) {
+		return nil, &rpcError{Code: codeBusy, Message: "No agent turn is in progress"}
+	}
+	return map[string]any{"status": "steered"}, nil
+}
+
+// providerCode is Kimi's code for a provider's error: -32004 when the
+// provider refused the credentials, else -32003.
+func providerCode(err error) int {
+	var pe *providers.Error
+	if errors.As(err, &pe) && pe.Kind == providers.ErrAuth {
+		return codeAuth
+	}
+	return codeProvider
 }
 
 func isProviderError(err error) bool {
