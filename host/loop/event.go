@@ -70,10 +70,14 @@ type ToolCallFinished struct {
 	Reminder  string
 }
 
-// UsageReported is the token usage of one model response.
+// UsageReported is the token usage of one model response. ContextTokens
+// is the size of the context after it (its input and output tokens);
+// MaxContextTokens the model's context window (0: unknown).
 type UsageReported struct {
-	Step  int
-	Usage providers.Usage
+	Step             int
+	Usage            providers.Usage
+	ContextTokens    int64
+	MaxContextTokens int64
 }
 
 // StepRetried: an attempt failed with a retryable error; the step is run

@@ -64,7 +64,12 @@ func wireEvent(e loop.Event) (string, map[string]any) {
 		return "ToolResult", map[string]any{"tool_call_id": e.Call.ID, "return_value": returnValue(e.Result),
 			"duration_ms": e.Duration.Milliseconds(), "cancelled": e.Cancelled, "repeat": e.Repeat, "reminder": e.Reminder}
 	case loop.UsageReported:
-		return "StatusUpdate", map[string]any{"token_usage": tokenUsage(e.Usage)}
+		p := map[string]any{"token_usage": tokenUsage(e.Usage), "context_tokens": e.ContextTokens,
+			"max_context_tokens": e.MaxContextTokens, "context_usage": nil}
+		if e.MaxContextTokens > 0 {
+			p["context_usage"] = float64(e.ContextTokens) / float64(e.MaxContextTokens)
+		}
+		return "StatusUpdate", p
 	case loop.StepRetried:
 		p := map[string]any{"n": e.Step, "next_attempt": e.Attempt, "max_attempts": e.MaxAttempts,
 			"wait_s": e.Delay.Seconds(), "wait_ms": e.Delay.Milliseconds(), "error_type": errorType(e.Err),
@@ -99,6 +104,8 @@ func wireEvent(e loop.Event) (string, map[string]any) {
 	case loop.PermissionDecided:
 		return "PermissionDecided", map[string]any{"tool_call_id": e.ToolCallID, "tool_name": e.ToolName,
 			"decision": e.Decision, "rule": e.Rule, "where": e.Where, "reason": e.Reason}
+	case loop.CompactionStarted:
+		return "CompactionBegin", map[string]any{"tokens": e.Tokens}
 	case loop.Compacted:
 		return "CompactionEnd", map[string]any{"tokens": e.Tokens, "summarised": e.Summarised, "kept": e.Kept, "error": errText(e.Err)}
 	case loop.Steered:

@@ -23,7 +23,7 @@ var everyEvent = []loop.Event{
 	loop.StepStarted{}, loop.TextDelta{}, loop.ReasoningDelta{}, loop.ToolCallStarted{}, loop.ToolCallFinished{},
 	loop.UsageReported{}, loop.StepRetried{}, loop.StepInterrupted{}, loop.ResponseStopped{}, loop.ApprovalDecided{},
 	loop.ToolProgress{}, loop.TurnFailed{}, loop.TurnEnded{}, loop.HookRan{}, loop.PermissionDecided{},
-	loop.AgentReloaded{}, loop.Compacted{}, loop.Steered{},
+	loop.AgentReloaded{}, loop.Compacted{}, loop.Steered{}, loop.CompactionStarted{},
 }
 
 // loopEventTypes are the names of the types in host/loop (tests aside)
