@@ -161,6 +161,8 @@ func (s *server) handle(line []byte) {
 	case "reload":
 		s.reload(m)
 		return
+	case "replay":
+		result, rerr = s.replay()
 	case "steer":
 		result, rerr = s.steer(m.Params)
 	case "cancel":
