@@ -18,6 +18,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/hooks"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/spec"
@@ -49,6 +50,9 @@ type Request struct {
 	// where the front end's client cannot answer, and the tools that need
 	// it are then skipped at load.
 	Questions approval.UserInput
+	// ClientHooks are hooks the front end's client answers (wire's
+	// initialize.hooks), run beside the agent's and kept across reloads.
+	ClientHooks []hooks.Hook
 }
 
 // Opener builds a conversation: the command line's agent, provider and

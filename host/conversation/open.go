@@ -13,6 +13,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/capability"
+	"github.com/kosong-host/kosong-host/host/hooks"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/prompt"
 	"github.com/kosong-host/kosong-host/host/session"
@@ -62,6 +63,8 @@ type Config struct {
 	Ask       approval.Asker
 	Questions approval.UserInput
 	Observer  loop.Observer
+	// ClientHooks are hooks the front end's client answers.
+	ClientHooks []hooks.Hook
 	// WatchAgent reloads the agent when its files change, checked before
 	// every step.
 	WatchAgent bool
@@ -84,6 +87,7 @@ type Config struct {
 func (c Config) For(req Request) Config {
 	c.WorkDir, c.Resume, c.Ask, c.Questions = req.WorkDir, req.Resume, req.Ask, req.Questions
 	c.Yolo = c.Yolo || req.Yolo
+	c.ClientHooks = req.ClientHooks
 	c.MCPServers = append(slices.Clone(c.MCPServers), req.MCPServers...)
 	return c
 }
@@ -198,6 +202,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	}
 	events := &Relay{}
 	events.Set(cfg.Observer)
+	guards.client = cfg.ClientHooks
 	guard, err := guards.openGuard(cfg.ConfigPath, cfg.WorkDir, sess.ID, events)
 	if err != nil {
 		return nil, err

@@ -22,6 +22,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/conversation"
+	"github.com/kosong-host/kosong-host/host/hooks"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/providers"
 )
@@ -55,6 +56,8 @@ type server struct {
 
 	// questions: the client declared supports_question at initialize.
 	questions bool
+	// clientHooks: the hooks the client subscribed to at initialize.
+	clientHooks []hooks.Hook
 
 	mu        sync.Mutex
 	externals map[string]bool
@@ -88,8 +91,10 @@ func Serve(ctx context.Context, cfg Config) error {
 		return ctx.Err()
 	}
 	s.questions = clientAnswersQuestions(first)
+	s.clientHooks = s.subscribedHooks(first)
 	req := cfg.Request
 	req.Ask = s.ask
+	req.ClientHooks = s.clientHooks
 	if s.questions {
 		req.Questions = approval.UserInputFunc(s.askQuestions)
 	}
