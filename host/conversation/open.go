@@ -18,6 +18,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/prompt"
 	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/spec"
+	"github.com/kosong-host/kosong-host/host/subagent"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
 	"github.com/kosong-host/kosong-host/providers/registry"
@@ -482,7 +483,10 @@ func (asm *assembly) runSubagent(ctx context.Context, name, task string) (string
 	if !ok {
 		return "", fmt.Errorf("no subagent %q", name)
 	}
-	conv, err := asm.openSubagent(ctx, name, sub.Path)
+	parent := subagent.CallID(ctx)
+	conv, err := asm.openSubagent(ctx, name, sub.Path, loop.ObserverFunc(func(e loop.Event) {
+		asm.events.Observe(loop.SubagentEvent{ParentToolCallID: parent, AgentID: name + "-" + parent, SubagentType: name, Event: e})
+	}))
 	if err != nil {
 		return "", err
 	}
@@ -492,7 +496,8 @@ func (asm *assembly) runSubagent(ctx context.Context, name, task string) (string
 }
 
 // openSubagent is Open for a subagent of asm.
-func (asm *assembly) openSubagent(ctx context.Context, name, path string) (*Conversation, error) {
+// Its loop's events go to obs.
+func (asm *assembly) openSubagent(ctx context.Context, name, path string, obs loop.Observer) (*Conversation, error) {
 	s, err := loadSpec(path, asm.cfg.Load)
 	if err != nil {
 		return nil, err
@@ -512,7 +517,7 @@ func (asm *assembly) openSubagent(ctx context.Context, name, path string) (*Conv
 	p, size := asm.provider, asm.contextSize
 	asm.mu.Unlock()
 	l, err := loop.New(loop.Config{Provider: p, Toolset: a.Toolset, System: system,
-		MaxStepsPerTurn: asm.cfg.MaxStepsPerTurn, MaxContextSize: size})
+		MaxStepsPerTurn: asm.cfg.MaxStepsPerTurn, MaxContextSize: size, Observer: obs})
 	if err != nil {
 		a.Close()
 		return nil, err

@@ -194,6 +194,17 @@ type AgentReloaded struct {
 	Err                    error
 }
 
+// SubagentEvent is an event of a subagent's own loop, started by the
+// Agent call ParentToolCallID: SubagentType names the subagent, AgentID
+// this run of it.
+type SubagentEvent struct {
+	ParentToolCallID string
+	AgentID          string
+	SubagentType     string
+	Event            Event
+}
+
+func (SubagentEvent) event()     {}
 func (HookRan) event()           {}
 func (PermissionDecided) event() {}
 func (AgentReloaded) event()     {}

@@ -110,6 +110,13 @@ func wireEvent(e loop.Event) (string, map[string]any) {
 		return "CompactionEnd", map[string]any{"tokens": e.Tokens, "summarised": e.Summarised, "kept": e.Kept, "error": errText(e.Err)}
 	case loop.Steered:
 		return "SteerInput", map[string]any{"user_input": strings.Join(e.Texts, "\n"), "n": e.Step}
+	case loop.SubagentEvent:
+		typ, payload := wireEvent(e.Event)
+		if typ == "" {
+			return "", nil
+		}
+		return "SubagentEvent", map[string]any{"parent_tool_call_id": e.ParentToolCallID, "agent_id": e.AgentID,
+			"subagent_type": e.SubagentType, "event": map[string]any{"type": typ, "payload": payload}}
 	case loop.TurnFailed:
 		return "TurnFailed", map[string]any{"error": errText(e.Err), "error_type": errorType(e.Err)}
 	case loop.AgentReloaded:

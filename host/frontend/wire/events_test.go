@@ -23,7 +23,7 @@ var everyEvent = []loop.Event{
 	loop.StepStarted{}, loop.TextDelta{}, loop.ReasoningDelta{}, loop.ToolCallStarted{}, loop.ToolCallFinished{},
 	loop.UsageReported{}, loop.StepRetried{}, loop.StepInterrupted{}, loop.ResponseStopped{}, loop.ApprovalDecided{},
 	loop.ToolProgress{}, loop.TurnFailed{}, loop.TurnEnded{}, loop.HookRan{}, loop.PermissionDecided{},
-	loop.AgentReloaded{}, loop.Compacted{}, loop.Steered{}, loop.CompactionStarted{},
+	loop.AgentReloaded{}, loop.Compacted{}, loop.Steered{}, loop.CompactionStarted{}, loop.SubagentEvent{},
 }
 
 // loopEventTypes are the names of the types in host/loop (tests aside)
@@ -79,6 +79,12 @@ func fill(v reflect.Value) {
 		return
 	case v.Type() == rawType:
 		v.SetBytes([]byte(`{"k":1}`))
+		return
+	case v.Type() == reflect.TypeOf((*loop.Event)(nil)).Elem():
+		// A wrapped event: one with a duration.
+		e := reflect.New(reflect.TypeOf(loop.HookRan{})).Elem()
+		fill(e)
+		v.Set(e)
 		return
 	case v.Type() == errorType_:
 		v.Set(reflect.ValueOf(errors.New("boom")))
