@@ -1,8 +1,9 @@
 // Package wire serves kosong-host's wire protocol (`kosong-host run
 // --wire`): JSON-RPC 2.0 over stdio, one message a line, following Kimi
 // CLI's wire protocol where it fits (docs/wire.md). The client sends
-// initialize (with its external tools), prompt and cancel; the server sends
-// every loop event as an `event` notification, and approval requests and
+// initialize (with its external tools and hook subscriptions), prompt,
+// steer, replay, cancel and reload; the server sends every loop event as an
+// `event` notification, and approval requests, questions, client hooks and
 // external tool calls as `request` requests that wait for the client's
 // answer. The turns run in a conversation (host/conversation), the
 // same loop and approval flow as the terminal's.
