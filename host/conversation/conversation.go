@@ -19,6 +19,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/capability"
+	"github.com/kosong-host/kosong-host/host/hooks"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/spec"
@@ -57,6 +58,9 @@ type Request struct {
 	// Terminal is the editor's terminal the client lends (ACP
 	// terminal/*): Shell runs commands there; nil: Shell runs them itself.
 	Terminal capability.Terminal
+	// ClientHooks are hooks the front end's client answers (wire's
+	// initialize.hooks), run beside the agent's and kept across reloads.
+	ClientHooks []hooks.Hook
 }
 
 // Opener builds a conversation: the command line's agent, provider and

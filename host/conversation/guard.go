@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
@@ -24,6 +25,8 @@ import (
 type guardConfig struct {
 	hooks []hooks.Hook
 	rules []permission.Rule
+	// client are the front end's client hooks, run after the others.
+	client []hooks.Hook
 }
 
 // readGuardConfig reads `hooks` and `permissions` of the configuration file
@@ -70,7 +73,7 @@ func (gc guardConfig) ruleSet(workDir string) *permission.Set {
 // hookRunner builds the session's hook runner; every run goes to obs as a
 // loop.HookRan event.
 func (gc guardConfig) hookRunner(workDir, sessionID string, obs loop.Observer) (*hooks.Runner, error) {
-	return hooks.New(hooks.Config{Hooks: gc.hooks, WorkDir: workDir, SessionID: sessionID,
+	return hooks.New(hooks.Config{Hooks: append(slices.Clone(gc.hooks), gc.client...), WorkDir: workDir, SessionID: sessionID,
 		OnRun: func(r hooks.Run) {
 			obs.Observe(loop.HookRan{Event: r.Event, Target: r.Target, Command: r.Command, Action: string(r.Action),
 				Reason: r.Reason, ExitCode: r.ExitCode, Duration: r.Duration, Warning: r.Warning})
@@ -80,12 +83,13 @@ func (gc guardConfig) hookRunner(workDir, sessionID string, obs loop.Observer) (
 // reloadCheck vets a reloaded spec: its hooks and rules (with the
 // configuration file's) must load and the rules must name its tools. The
 // new hooks and rules replace the gate's when the new toolset takes effect.
-func reloadCheck(configPath, workDir, sessionID string, obs loop.Observer, gate *permission.Gate) func(*spec.Spec, []toolset.Spec) (func(), error) {
+func reloadCheck(configPath, workDir, sessionID string, obs loop.Observer, gate *permission.Gate, client []hooks.Hook) func(*spec.Spec, []toolset.Spec) (func(), error) {
 	return func(s *spec.Spec, tools []toolset.Spec) (func(), error) {
 		gc, err := readGuardConfig(s, configPath)
 		if err != nil {
 			return nil, err
 		}
+		gc.client = client
 		runner, err := gc.hookRunner(workDir, sessionID, obs)
 		if err != nil {
 			return nil, err
@@ -165,7 +169,7 @@ func (gc guardConfig) openGuard(configPath, workDir, sessionID string, obs loop.
 	rules := gc.ruleSet(workDir)
 	gate := permission.NewGate(rules, runner, obs)
 	return &sessionGuard{gate: gate, rules: rules,
-		reload: agent.ReloadOptions{Check: reloadCheck(configPath, workDir, sessionID, obs, gate)}}, nil
+		reload: agent.ReloadOptions{Check: reloadCheck(configPath, workDir, sessionID, obs, gate, gc.client)}}, nil
 }
 
 // decider puts the permission rules before the front end's approvals.

@@ -13,10 +13,12 @@ import (
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/capability"
+	"github.com/kosong-host/kosong-host/host/hooks"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/prompt"
 	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/spec"
+	"github.com/kosong-host/kosong-host/host/subagent"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
 	"github.com/kosong-host/kosong-host/providers/registry"
@@ -66,6 +68,8 @@ type Config struct {
 	Editor   capability.Editor
 	Terminal capability.Terminal
 	Observer loop.Observer
+	// ClientHooks are hooks the front end's client answers.
+	ClientHooks []hooks.Hook
 	// WatchAgent reloads the agent when its files change, checked before
 	// every step.
 	WatchAgent bool
@@ -90,6 +94,7 @@ type Config struct {
 func (c Config) For(req Request) Config {
 	c.WorkDir, c.Resume, c.Ask, c.Questions, c.Editor, c.Terminal = req.WorkDir, req.Resume, req.Ask, req.Questions, req.Editor, req.Terminal
 	c.Yolo = c.Yolo || req.Yolo
+	c.ClientHooks = req.ClientHooks
 	c.MCPServers = append(slices.Clone(c.MCPServers), req.MCPServers...)
 	return c
 }
@@ -204,6 +209,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	}
 	events := &Relay{}
 	events.Set(cfg.Observer)
+	guards.client = cfg.ClientHooks
 	guard, err := guards.openGuard(cfg.ConfigPath, cfg.WorkDir, sess.ID, events)
 	if err != nil {
 		return nil, err
@@ -495,7 +501,10 @@ func (asm *assembly) runSubagent(ctx context.Context, name, task string) (string
 	if !ok {
 		return "", fmt.Errorf("no subagent %q", name)
 	}
-	conv, err := asm.openSubagent(ctx, name, sub.Path)
+	parent := subagent.CallID(ctx)
+	conv, err := asm.openSubagent(ctx, name, sub.Path, loop.ObserverFunc(func(e loop.Event) {
+		asm.events.Observe(loop.SubagentEvent{ParentToolCallID: parent, AgentID: name + "-" + parent, SubagentType: name, Event: e})
+	}))
 	if err != nil {
 		return "", err
 	}
@@ -505,7 +514,8 @@ func (asm *assembly) runSubagent(ctx context.Context, name, task string) (string
 }
 
 // openSubagent is Open for a subagent of asm.
-func (asm *assembly) openSubagent(ctx context.Context, name, path string) (*Conversation, error) {
+// Its loop's events go to obs.
+func (asm *assembly) openSubagent(ctx context.Context, name, path string, obs loop.Observer) (*Conversation, error) {
 	s, err := loadSpec(path, asm.cfg.Load)
 	if err != nil {
 		return nil, err
@@ -526,7 +536,7 @@ func (asm *assembly) openSubagent(ctx context.Context, name, path string) (*Conv
 	p, size := asm.provider, asm.contextSize
 	asm.mu.Unlock()
 	l, err := loop.New(loop.Config{Provider: p, Toolset: a.Toolset, System: system,
-		MaxStepsPerTurn: asm.cfg.MaxStepsPerTurn, MaxContextSize: size})
+		MaxStepsPerTurn: asm.cfg.MaxStepsPerTurn, MaxContextSize: size, Observer: obs})
 	if err != nil {
 		a.Close()
 		return nil, err

@@ -75,7 +75,15 @@ type Hook struct {
 	// File and Line say where the hook was configured.
 	File string
 	Line int
+	// Handler, when set, answers the hook instead of a command (a client
+	// hook: the wire client subscribed to the event); Command then only
+	// names it. It gets the JSON a command would get on stdin; an error
+	// or the timeout allows, with a warning, as a failed command does.
+	Handler Handler
 }
+
+// Handler answers a client hook: allow or block, with a reason.
+type Handler func(ctx context.Context, target string, input []byte) (Action, string, error)
 
 // Compile checks a hook: a known event, a command, a valid matcher and a
 // timeout in 1-600 s. The error names the field, not the file.
@@ -87,7 +95,7 @@ func (h Hook) Compile() (*regexp.Regexp, error) {
 	if !known {
 		return nil, fmt.Errorf("unknown event %q (known: %s)", h.Event, strings.Join(Events, ", "))
 	}
-	if strings.TrimSpace(h.Command) == "" {
+	if strings.TrimSpace(h.Command) == "" && h.Handler == nil {
 		return nil, errors.New("command is required")
 	}
 	if h.Timeout != 0 && (h.Timeout < MinTimeout || h.Timeout > MaxTimeout) {
@@ -261,6 +269,9 @@ func (r *Runner) run(ctx context.Context, h compiled, target, toolName string, s
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if h.Handler != nil {
+		return runHandler(ctx, h, target, stdin, timeout)
+	}
 	cmd := exec.CommandContext(ctx, "sh", "-c", h.Command)
 	cmd.Dir = r.cfg.WorkDir
 	cmd.Env = append(proc.Env(r.cfg.Getenv), "KOSONG_HOOK_EVENT="+h.Event, "KOSONG_SESSION_ID="+r.cfg.SessionID,
@@ -304,6 +315,26 @@ func (r *Runner) run(ctx context.Context, h compiled, target, toolName string, s
 		run.Warning = fmt.Sprintf("hook %q (%s) failed (exit %d: %s): allowed", h.Command, h.Event, run.ExitCode, msg)
 	default:
 		run.Action, run.Reason, run.Warning = answer(h, stdout.Bytes())
+	}
+	return run
+}
+
+// runHandler runs a client hook: its handler's answer, or allow with a
+// warning when it fails or takes longer than timeout.
+func runHandler(ctx context.Context, h compiled, target string, stdin []byte, timeout time.Duration) Run {
+	start := time.Now()
+	action, reason, err := h.Handler(ctx, target, stdin)
+	run := Run{Event: h.Event, Target: target, Command: h.Command, Action: ActionAllow, Duration: time.Since(start)}
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		run.Warning = fmt.Sprintf("hook %q (%s) timed out after %s: allowed", h.Command, h.Event, timeout)
+	case err != nil:
+		run.Warning = fmt.Sprintf("hook %q (%s) failed (%v): allowed", h.Command, h.Event, err)
+	case action == ActionBlock:
+		run.Action, run.Reason = ActionBlock, reason
+		if run.Reason == "" && h.Event == PreToolUse {
+			run.Reason = DefaultBlockReason
+		}
 	}
 	return run
 }

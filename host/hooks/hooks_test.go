@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,5 +134,56 @@ func TestCompileErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: error %v, want %q", tc.hook, err, tc.want)
 		}
+	}
+}
+
+// TestClientHookHandler: a hook answered by a handler blocks with its
+// reason (or the default PreToolUse reason) and fails open on an error or
+// a timeout.
+func TestClientHookHandler(t *testing.T) {
+	tests := []struct {
+		name    string
+		handler Handler
+		action  Action
+		reason  string
+		warning string
+	}{
+		{"block", func(context.Context, string, []byte) (Action, string, error) { return ActionBlock, "no", nil }, ActionBlock, "no", ""},
+		{"block without reason", func(context.Context, string, []byte) (Action, string, error) { return ActionBlock, "", nil },
+			ActionBlock, DefaultBlockReason, ""},
+		{"allow", func(context.Context, string, []byte) (Action, string, error) { return ActionAllow, "", nil }, ActionAllow, "", ""},
+		{"error", func(context.Context, string, []byte) (Action, string, error) {
+			return ActionBlock, "x", errors.New("client gone")
+		}, ActionAllow, "", "failed (client gone): allowed"},
+		{"timeout", func(ctx context.Context, _ string, _ []byte) (Action, string, error) {
+			<-ctx.Done()
+			return ActionAllow, "", ctx.Err()
+		}, ActionAllow, "", "timed out after 1s: allowed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var runs []Run
+			var input []byte
+			h := tt.handler
+			r, err := New(Config{Hooks: []Hook{{Event: PreToolUse, Command: "wire:h1", Timeout: time.Second,
+				Handler: func(ctx context.Context, target string, in []byte) (Action, string, error) {
+					input = in
+					return h(ctx, target, in)
+				}}},
+				WorkDir: t.TempDir(), SessionID: "s1", OnRun: func(r Run) { runs = append(runs, r) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := r.Fire(context.Background(), PreToolUse, "Shell", map[string]any{"tool_name": "Shell"})
+			if out.Action != tt.action || out.Reason != tt.reason {
+				t.Errorf("outcome %+v, want %s %q", out, tt.action, tt.reason)
+			}
+			if len(runs) != 1 || !strings.Contains(runs[0].Warning, tt.warning) || (tt.warning == "") != (runs[0].Warning == "") {
+				t.Errorf("runs %+v, want warning %q", runs, tt.warning)
+			}
+			if !strings.Contains(string(input), `"tool_name":"Shell"`) || !strings.Contains(string(input), `"session_id":"s1"`) {
+				t.Errorf("input %s", input)
+			}
+		})
 	}
 }

@@ -92,6 +92,7 @@ func (l *Loop) compactWith(ctx context.Context, tokens int64, usage *providers.U
 	if cut == 0 {
 		return nil
 	}
+	l.emit(CompactionStarted{Tokens: tokens})
 	ask := append(append([]providers.Message(nil), history[:cut]...),
 		providers.Message{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart(request)}})
 	// The tools are still declared: some providers refuse a history with
@@ -131,6 +132,14 @@ func (l *Loop) compactWith(ctx context.Context, tokens int64, usage *providers.U
 	l.emit(Compacted{Tokens: tokens, Summarised: cut, Kept: len(rest)})
 	return nil
 }
+
+// CompactionStarted: the model is asked to summarise the history (a
+// Compacted follows); Tokens is the context size that triggered it.
+type CompactionStarted struct {
+	Tokens int64
+}
+
+func (CompactionStarted) event() {}
 
 // Compacted reports a compaction: Summarised messages were replaced by a
 // summary, Kept were kept; Tokens is the context size that triggered it.

@@ -70,10 +70,14 @@ type ToolCallFinished struct {
 	Reminder  string
 }
 
-// UsageReported is the token usage of one model response.
+// UsageReported is the token usage of one model response. ContextTokens
+// is the size of the context after it (its input and output tokens);
+// MaxContextTokens the model's context window (0: unknown).
 type UsageReported struct {
-	Step  int
-	Usage providers.Usage
+	Step             int
+	Usage            providers.Usage
+	ContextTokens    int64
+	MaxContextTokens int64
 }
 
 // StepRetried: an attempt failed with a retryable error; the step is run
@@ -190,6 +194,17 @@ type AgentReloaded struct {
 	Err                    error
 }
 
+// SubagentEvent is an event of a subagent's own loop, started by the
+// Agent call ParentToolCallID: SubagentType names the subagent, AgentID
+// this run of it.
+type SubagentEvent struct {
+	ParentToolCallID string
+	AgentID          string
+	SubagentType     string
+	Event            Event
+}
+
+func (SubagentEvent) event()     {}
 func (HookRan) event()           {}
 func (PermissionDecided) event() {}
 func (AgentReloaded) event()     {}

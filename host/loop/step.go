@@ -240,7 +240,7 @@ func (s *stepState) event(ev providers.Event, text, reasoning *strings.Builder, 
 		if u := ev.Usage; u != nil {
 			addUsage(usage, *u)
 			s.out.contextTokens = u.InputTokens + u.OutputTokens
-			l.emit(UsageReported{Step: n, Usage: *u})
+			l.emit(UsageReported{Step: n, Usage: *u, ContextTokens: s.out.contextTokens, MaxContextTokens: l.cfg.MaxContextSize})
 		}
 	case providers.EventStop:
 		s.out.stopReason = ev.Stop

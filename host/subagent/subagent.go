@@ -57,7 +57,17 @@ func Tool(subagents map[string]spec.Subagent, run Runner) toolset.Tool {
 
 func (t *tool) Spec() toolset.Spec { return t.spec }
 
-func (t *tool) Call(ctx context.Context, _ string, args json.RawMessage) toolset.Result {
+type callIDKey struct{}
+
+// CallID is the id of the Agent call whose subagent runs with ctx ("" if
+// none).
+func CallID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
+}
+
+func (t *tool) Call(ctx context.Context, id string, args json.RawMessage) toolset.Result {
+	ctx = context.WithValue(ctx, callIDKey{}, id)
 	var p struct {
 		Subagent string `json:"subagent"`
 		Prompt   string `json:"prompt"`

@@ -2,11 +2,13 @@ package wire
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"reflect"
+	"strings"
 
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/toolset"
+	"github.com/kosong-host/kosong-host/providers"
 )
 
 // emit sends an `event` notification.
@@ -15,13 +17,39 @@ func (s *server) emit(typ string, payload any) {
 }
 
 // event sends a loop event as Kimi's wire event of the same meaning;
-// events Kimi has no name for keep their Go name (e.g. ToolProgress).
+// events Kimi has no name for keep the loop's name (e.g. ToolProgress).
+// Every payload is written out here, field by field: snake_case keys,
+// durations in milliseconds (keys ending in _ms).
 func (s *server) event(e loop.Event) {
+	if d, ok := e.(loop.ApprovalDecided); ok {
+		// The approval request's id, known to ask, goes with its answer.
+		s.mu.Lock()
+		id := s.approvals[d.ToolCallID]
+		delete(s.approvals, d.ToolCallID)
+		s.mu.Unlock()
+		typ, payload := wireEvent(e)
+		payload["request_id"] = id
+		s.emit(typ, payload)
+		return
+	}
+	if st, ok := e.(loop.Steered); ok {
+		// Kimi sends one SteerInput a steered message.
+		for _, t := range st.Texts {
+			s.emit("SteerInput", map[string]any{"user_input": t, "n": st.Step})
+		}
+		return
+	}
 	typ, payload := wireEvent(e)
+	if typ == "" {
+		s.cfg.Logger.Warn("wire: a loop event without a wire shape was not sent", "event", fmt.Sprintf("%T", e))
+		return
+	}
 	s.emit(typ, payload)
 }
 
-func wireEvent(e loop.Event) (string, any) {
+// wireEvent is e's wire type and payload; "" for an event the wire does
+// not know (TestEveryEventHasAWireShape keeps that from happening).
+func wireEvent(e loop.Event) (string, map[string]any) {
 	switch e := e.(type) {
 	case loop.StepStarted:
 		return "StepBegin", map[string]any{"n": e.Step, "attempt": e.Attempt}
@@ -34,14 +62,27 @@ func wireEvent(e loop.Event) (string, any) {
 			"function": map[string]any{"name": e.Call.Name, "arguments": e.Call.Arguments}, "duplicate": e.Duplicate}
 	case loop.ToolCallFinished:
 		return "ToolResult", map[string]any{"tool_call_id": e.Call.ID, "return_value": returnValue(e.Result),
-			"duration_ms": e.Duration.Milliseconds(), "cancelled": e.Cancelled}
+			"duration_ms": e.Duration.Milliseconds(), "cancelled": e.Cancelled, "repeat": e.Repeat, "reminder": e.Reminder}
 	case loop.UsageReported:
-		return "StatusUpdate", map[string]any{"token_usage": map[string]any{
-			"input_other": e.Usage.InputTokens, "output": e.Usage.OutputTokens,
-			"input_cache_read": e.Usage.CacheReadTokens, "input_cache_creation": e.Usage.CacheCreationTokens}}
+		p := map[string]any{"token_usage": tokenUsage(e.Usage), "context_tokens": e.ContextTokens,
+			"max_context_tokens": e.MaxContextTokens, "context_usage": nil}
+		if e.MaxContextTokens > 0 {
+			p["context_usage"] = float64(e.ContextTokens) / float64(e.MaxContextTokens)
+		}
+		return "StatusUpdate", p
 	case loop.StepRetried:
-		return "StepRetry", map[string]any{"n": e.Step, "next_attempt": e.Attempt, "max_attempts": e.MaxAttempts,
-			"wait_s": e.Delay.Seconds(), "error_type": fmt.Sprintf("%T", e.Err), "error": errText(e.Err)}
+		p := map[string]any{"n": e.Step, "next_attempt": e.Attempt, "max_attempts": e.MaxAttempts,
+			"wait_s": e.Delay.Seconds(), "wait_ms": e.Delay.Milliseconds(), "error_type": errorType(e.Err),
+			"error": errText(e.Err), "kept": callIDs(e.Kept)}
+		var pe *providers.Error
+		if errors.As(e.Err, &pe) && pe.StatusCode != 0 {
+			p["status_code"] = pe.StatusCode
+		}
+		return "StepRetry", p
+	case loop.StepInterrupted:
+		return "StepInterrupted", map[string]any{"n": e.Step, "text": e.Text, "calls": calls(e.Calls)}
+	case loop.ResponseStopped:
+		return "ResponseStopped", map[string]any{"n": e.Step, "reason": string(e.Reason), "truncated": calls(e.Truncated)}
 	case loop.ApprovalDecided:
 		resp := "reject"
 		switch {
@@ -50,25 +91,92 @@ func wireEvent(e loop.Event) (string, any) {
 		case e.Approved:
 			resp = "approve"
 		}
-		return "ApprovalResponse", map[string]any{"tool_call_id": e.ToolCallID, "sender": e.ToolName, "action": e.Action,
-			"response": resp, "feedback": e.Feedback, "answered_by": e.Answer}
+		return "ApprovalResponse", map[string]any{"request_id": "", "tool_call_id": e.ToolCallID, "sender": e.ToolName,
+			"plugin": e.Plugin, "action": e.Action, "description": e.Description, "response": resp,
+			"feedback": e.Feedback, "answered_by": e.Answer, "waited_ms": e.Waited.Milliseconds()}
+	case loop.ToolProgress:
+		return "ToolProgress", map[string]any{"tool_call_id": e.ToolCallID, "tool_name": e.ToolName,
+			"progress": e.Progress, "total": e.Total, "message": e.Message}
+	case loop.HookRan:
+		return "HookRan", map[string]any{"event": e.Event, "target": e.Target, "command": e.Command,
+			"action": e.Action, "reason": e.Reason, "exit_code": e.ExitCode,
+			"duration_ms": e.Duration.Milliseconds(), "warning": e.Warning}
+	case loop.PermissionDecided:
+		return "PermissionDecided", map[string]any{"tool_call_id": e.ToolCallID, "tool_name": e.ToolName,
+			"decision": e.Decision, "rule": e.Rule, "where": e.Where, "reason": e.Reason}
+	case loop.CompactionStarted:
+		return "CompactionBegin", map[string]any{"tokens": e.Tokens}
 	case loop.Compacted:
 		return "CompactionEnd", map[string]any{"tokens": e.Tokens, "summarised": e.Summarised, "kept": e.Kept, "error": errText(e.Err)}
+	case loop.Steered:
+		return "SteerInput", map[string]any{"user_input": strings.Join(e.Texts, "\n"), "n": e.Step}
+	case loop.SubagentEvent:
+		typ, payload := wireEvent(e.Event)
+		if typ == "" {
+			return "", nil
+		}
+		return "SubagentEvent", map[string]any{"parent_tool_call_id": e.ParentToolCallID, "agent_id": e.AgentID,
+			"subagent_type": e.SubagentType, "event": map[string]any{"type": typ, "payload": payload}}
 	case loop.TurnFailed:
-		return "TurnFailed", map[string]any{"error": errText(e.Err)}
+		return "TurnFailed", map[string]any{"error": errText(e.Err), "error_type": errorType(e.Err)}
 	case loop.AgentReloaded:
-		return "AgentReloaded", map[string]any{"started": e.Started, "stopped": e.Stopped, "kept": e.Kept,
-			"tools": e.Tools, "error": errText(e.Err)}
+		return "AgentReloaded", map[string]any{"started": nonNil(e.Started), "stopped": nonNil(e.Stopped),
+			"kept": nonNil(e.Kept), "tools": nonNil(e.Tools), "error": errText(e.Err)}
 	case loop.PlanModeChanged:
 		return "StatusUpdate", map[string]any{"plan_mode": e.On}
 	case loop.TurnEnded:
-		return "TurnEnd", map[string]any{"steps": e.Steps, "reason": string(e.Reason), "error": errText(e.Err)}
+		return "TurnEnd", map[string]any{"steps": e.Steps, "reason": string(e.Reason),
+			"model_stop": string(e.ModelStop), "token_usage": tokenUsage(e.Usage), "error": errText(e.Err)}
 	}
-	t := reflect.TypeOf(e)
-	if t.Kind() == reflect.Pointer {
-		t = t.Elem()
+	return "", nil
+}
+
+func tokenUsage(u providers.Usage) map[string]any {
+	return map[string]any{"input_other": u.InputTokens, "output": u.OutputTokens,
+		"input_cache_read": u.CacheReadTokens, "input_cache_creation": u.CacheCreationTokens}
+}
+
+// calls are tool calls as {id, name, arguments}.
+func calls(cs []providers.ToolCall) []map[string]any {
+	out := make([]map[string]any, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, map[string]any{"id": c.ID, "name": c.Name, "arguments": c.Arguments})
 	}
-	return t.Name(), e
+	return out
+}
+
+func callIDs(cs []providers.ToolCall) []string {
+	out := make([]string, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, c.ID)
+	}
+	return out
+}
+
+// errorType names an error's class as Kimi's StepRetry.error_type does
+// (the names of its provider exceptions): APIStatusError for an HTTP
+// status, APIConnectionError, APITimeoutError, APIEmptyResponseError;
+// "" for none and Error for any other.
+func errorType(err error) string {
+	if err == nil {
+		return ""
+	}
+	var pe *providers.Error
+	if !errors.As(err, &pe) {
+		return "Error"
+	}
+	switch pe.Kind {
+	case providers.ErrConnection:
+		return "APIConnectionError"
+	case providers.ErrTimeout:
+		return "APITimeoutError"
+	case providers.ErrEmptyResponse:
+		return "APIEmptyResponseError"
+	}
+	if pe.StatusCode != 0 {
+		return "APIStatusError"
+	}
+	return "Error"
 }
 
 func errText(err error) string {

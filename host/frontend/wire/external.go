@@ -145,6 +145,7 @@ type initParams struct {
 	Capabilities  struct {
 		SupportsQuestion bool `json:"supports_question"`
 	} `json:"capabilities"`
+	Hooks []hookSubscription `json:"hooks"`
 }
 
 type rejectedTool struct {
@@ -179,6 +180,7 @@ func (s *server) initialize(raw json.RawMessage) (any, *rpcError) {
 		"slash_commands":   s.slashCommands(),
 		"capabilities":     map[string]bool{"supports_question": s.questions},
 	}
+	res["hooks"] = s.hooksResult()
 	if len(p.ExternalTools) > 0 {
 		res["external_tools"] = map[string]any{"accepted": accepted, "rejected": rejected}
 	}

@@ -21,6 +21,7 @@ const (
 	codeInternal       = -32603
 	codeBusy           = -32000
 	codeProvider       = -32003
+	codeAuth           = -32004
 )
 
 // MaxLine is the longest message line read (100 MiB).

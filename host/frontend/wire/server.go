@@ -1,8 +1,9 @@
 // Package wire serves kosong-host's wire protocol (`kosong-host run
 // --wire`): JSON-RPC 2.0 over stdio, one message a line, following Kimi
 // CLI's wire protocol where it fits (docs/wire.md). The client sends
-// initialize (with its external tools), prompt and cancel; the server sends
-// every loop event as an `event` notification, and approval requests and
+// initialize (with its external tools and hook subscriptions), prompt,
+// steer, replay, cancel and reload; the server sends every loop event as an
+// `event` notification, and approval requests, questions, client hooks and
 // external tool calls as `request` requests that wait for the client's
 // answer. The turns run in a conversation (host/conversation), the
 // same loop and approval flow as the terminal's.
@@ -22,6 +23,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/conversation"
+	"github.com/kosong-host/kosong-host/host/hooks"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/providers"
 )
@@ -55,9 +57,14 @@ type server struct {
 
 	// questions: the client declared supports_question at initialize.
 	questions bool
+	// clientHooks: the hooks the client subscribed to at initialize.
+	clientHooks []hooks.Hook
 
 	mu        sync.Mutex
 	externals map[string]bool
+	// approvals: the id of the approval request sent for each tool call
+	// waiting for its answer, for the ApprovalResponse event's request_id.
+	approvals map[string]string
 	turns     sync.WaitGroup
 }
 
@@ -68,7 +75,7 @@ func Serve(ctx context.Context, cfg Config) error {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	s := &server{cfg: cfg, peer: newPeer(cfg.Out), externals: map[string]bool{}}
+	s := &server{cfg: cfg, peer: newPeer(cfg.Out), externals: map[string]bool{}, approvals: map[string]string{}}
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
 	go func() {
@@ -85,8 +92,10 @@ func Serve(ctx context.Context, cfg Config) error {
 		return ctx.Err()
 	}
 	s.questions = clientAnswersQuestions(first)
+	s.clientHooks = s.subscribedHooks(first)
 	req := cfg.Request
 	req.Ask = s.ask
+	req.ClientHooks = s.clientHooks
 	if s.questions {
 		req.Questions = approval.UserInputFunc(s.askQuestions)
 	}
@@ -160,6 +169,10 @@ func (s *server) handle(line []byte) {
 		return
 	case "set_plan_mode":
 		result, rerr = s.setPlanMode(m.Params)
+	case "replay":
+		result, rerr = s.replay()
+	case "steer":
+		result, rerr = s.steer(m.Params)
 	case "cancel":
 		if !s.conv.Cancel() {
 			rerr = &rpcError{Code: codeBusy, Message: "No agent turn is in progress"}
@@ -236,13 +249,41 @@ func (s *server) prompt(m message) {
 		case errors.As(err, &me):
 			s.peer.respond(m.ID, map[string]any{"status": "max_steps_reached", "steps": res.Steps}, nil)
 		case err != nil && isProviderError(err):
-			s.peer.respond(m.ID, nil, &rpcError{Code: codeProvider, Message: err.Error()})
+			s.peer.respond(m.ID, nil, &rpcError{Code: providerCode(err), Message: err.Error()})
 		case err != nil:
 			s.peer.respond(m.ID, nil, &rpcError{Code: codeInternal, Message: err.Error()})
 		default:
 			s.peer.respond(m.ID, map[string]any{"status": "finished", "steps": res.Steps}, nil)
 		}
 	}()
+}
+
+// steer sends user_input into the running turn (Conversation.Steer): it
+// enters the history at the next step boundary, and a SteerInput event
+// says so.
+func (s *server) steer(params json.RawMessage) (any, *rpcError) {
+	var p promptParams
+	input, ok := "", false
+	if json.Unmarshal(params, &p) == nil {
+		input, ok = userInput(p.UserInput)
+	}
+	if !ok {
+		return nil, invalidParams("steer")
+	}
+	if !s.conv.Steer(input) {
+		return nil, &rpcError{Code: codeBusy, Message: "No agent turn is in progress"}
+	}
+	return map[string]any{"status": "steered"}, nil
+}
+
+// providerCode is Kimi's code for a provider's error: -32004 when the
+// provider refused the credentials, else -32003.
+func providerCode(err error) int {
+	var pe *providers.Error
+	if errors.As(err, &pe) && pe.Kind == providers.ErrAuth {
+		return codeAuth
+	}
+	return codeProvider
 }
 
 func isProviderError(err error) bool {
@@ -261,9 +302,16 @@ func (s *server) ask(ctx context.Context, req approval.Request) (approval.Answer
 	for _, d := range req.Display {
 		display = append(display, displayBlock(d.Kind, d.Data))
 	}
+	s.mu.Lock()
+	s.approvals[req.ToolCallID] = id
+	s.mu.Unlock()
 	raw, err := s.peer.call(ctx, id, "request", map[string]any{"type": "ApprovalRequest", "payload": map[string]any{
 		"id": id, "tool_call_id": req.ToolCallID, "sender": req.ToolName, "plugin": req.Plugin, "action": req.Action,
 		"description": req.Description, "display": display,
+		// Every approval comes from the session's own turn: subagents run
+		// inside the Agent tool's call of that turn.
+		"source_kind": "foreground_turn", "source_id": s.conv.ID(), "agent_id": s.conv.AgentName(),
+		"subagent_type": nil, "source_description": nil,
 	}})
 	if err != nil {
 		if ctx.Err() != nil {
