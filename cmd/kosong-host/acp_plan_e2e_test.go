@@ -74,7 +74,8 @@ func TestACPSlashCommands(t *testing.T) {
 	c.stop()
 }
 
-// TestACPPlanMode: the session mode plan refuses WriteFile (nothing is
+// TestACPPlanMode: the session mode plan runs ReadFile (read-only) and
+// refuses WriteFile (nothing is
 // written, no permission asked) until the model's ExitPlanMode is
 // approved, which leaves plan mode.
 func TestACPPlanMode(t *testing.T) {
@@ -82,6 +83,7 @@ func TestACPPlanMode(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "s.yaml")
 	writeScript(t, script, `turns:
   - tool_calls:
+      - {id: r1, name: ReadFile, arguments: {path: notes.txt}}
       - {id: w1, name: WriteFile, arguments: {path: a.txt, content: "alpha\n"}}
   - tool_calls:
       - {id: x1, name: ExitPlanMode, arguments: {plan: "Write a.txt.", options: [{label: Small}, {label: Big}]}}
@@ -89,6 +91,9 @@ func TestACPPlanMode(t *testing.T) {
       - {id: w2, name: WriteFile, arguments: {path: a.txt, content: "alpha\n"}}
   - text: "Done."
 `)
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("read me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	c := startACP(t, dir, env, "--provider", "scripted", "--script", script)
 	c.initialize()
 	sess := c.newSession(dir)
@@ -110,7 +115,7 @@ func TestACPPlanMode(t *testing.T) {
 		t.Fatalf("prompt: %+v, %v", res, err)
 	}
 	lines := summary(c.takeUpdates())
-	for _, want := range []string{"mode plan", "tool_call_update w1 failed", "tool_call_update x1 completed", "mode ask", "tool_call_update w2 completed"} {
+	for _, want := range []string{"mode plan", "tool_call_update r1 completed", "tool_call_update w1 failed", "tool_call_update x1 completed", "mode ask", "tool_call_update w2 completed"} {
 		if !hasLine(lines, want) {
 			t.Errorf("updates lack %q:\n%s", want, strings.Join(lines, "\n"))
 		}
