@@ -126,3 +126,44 @@ func TestACPEditorTerminal(t *testing.T) {
 		t.Errorf("the tool call does not show its terminal")
 	}
 }
+
+// TestACPTerminalNotLentToSandboxedShell: a Shell confined by a sandbox
+// runs its commands itself, under the sandbox, though the client lends a
+// terminal: the editor's terminal would run them unconfined.
+func TestACPTerminalNotLentToSandboxedShell(t *testing.T) {
+	env := sandboxEnv(t)
+	outside := t.TempDir()
+	target := filepath.Join(outside, "y.txt")
+	dir := writeFiles(t, map[string]string{"s.md": "x", "agent.yaml": `version: 1
+agent:
+  name: t
+  system_prompt_path: ./s.md
+  tools:
+    - {plugin: shell, tools: [Shell], sandbox: {write: [$WORK_DIR], network: none}}
+`})
+	script := filepath.Join(t.TempDir(), "s.yaml")
+	writeScript(t, script, `turns:
+  - tool_calls: [{id: s1, name: Shell, arguments: {command: "echo in > inside.txt; echo out > `+target+`"}}]
+  - text: "Ran."
+`)
+	c := startACP(t, dir, env, "--trust", "--provider", "scripted", "--script", script)
+	c.terminals = map[string]fakeTerminal{}
+	c.initializeWith(acp.ClientCapabilities{Terminal: true})
+	sess := c.newSession(dir)
+	c.permit = func(acp.RequestPermissionRequest) acp.RequestPermissionResponse { return selected("approve") }
+	if res, err := c.prompt(sess.SessionId, "Run."); err != nil || res.StopReason != acp.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	c.mu.Lock()
+	log := strings.Join(c.log, "|")
+	c.mu.Unlock()
+	if log != "permission s1" {
+		t.Errorf("the editor saw %q, want only the permission (no terminal/create)", log)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "inside.txt")); err != nil || string(b) != "in\n" {
+		t.Errorf("inside.txt: %q %v", b, err)
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Error("the command wrote outside the sandbox")
+	}
+}

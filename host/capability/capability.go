@@ -76,6 +76,9 @@ type Host struct {
 	Model *Model
 	// Editor is the editor's files; nil offers no Editor.
 	Editor Editor
+	// EditorBounds hold a sandboxed plugin's Editor requests to its
+	// sandbox's folders; nil: the plugin is not sandboxed.
+	EditorBounds *Bounds
 	// Terminal is the editor's terminal; nil offers no Terminal.
 	Terminal Terminal
 }

@@ -3,6 +3,8 @@ package capability
 import (
 	"context"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -19,10 +21,47 @@ type Editor interface {
 
 var _ pluginrpc.EditorServer = (*Host)(nil)
 
+// Bounds are the folders a sandboxed plugin's own file access is held to
+// (its sandbox's read and write paths); its Editor requests are held to
+// them too, since the editor works outside the sandbox.
+type Bounds struct {
+	Read, Write []string
+}
+
+// allows says whether b lets path be read (or written): beneath a Write
+// folder, or for a read a Read one, after symbolic links are resolved (of
+// the path, or of its folder when it does not exist yet).
+func (b *Bounds) allows(path string, write bool) bool {
+	if b == nil {
+		return true
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		dir, derr := filepath.EvalSymlinks(filepath.Dir(path))
+		if derr != nil {
+			return false
+		}
+		real = filepath.Join(dir, filepath.Base(path))
+	}
+	dirs := b.Write
+	if !write {
+		dirs = append(slices.Clone(b.Read), b.Write...)
+	}
+	for _, d := range dirs {
+		if rd, err := filepath.EvalSymlinks(d); err == nil {
+			d = rd
+		}
+		if rel, err := filepath.Rel(d, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
 // editor checks a request of the Editor capability: served here, for a
 // call in progress of this plugin whose tool declared Editor, with an
-// absolute path.
-func (h *Host) editor(what, toolCallID, path string) error {
+// absolute path within the plugin's sandbox (EditorBounds).
+func (h *Host) editor(what, toolCallID, path string, write bool) error {
 	if h.Editor == nil {
 		return status.Error(codes.Unimplemented, "the host offers no Editor: its client lends no editor files")
 	}
@@ -36,12 +75,15 @@ func (h *Host) editor(what, toolCallID, path string) error {
 	if !filepath.IsAbs(path) {
 		return status.Errorf(codes.InvalidArgument, "%s: path %q of tool %s is not absolute", what, path, tool)
 	}
+	if !h.EditorBounds.allows(path, write) {
+		return status.Errorf(codes.PermissionDenied, "%s: %s is outside the sandbox of plugin %s", what, path, h.Plugin)
+	}
 	return nil
 }
 
 // ReadTextFile reads path as the editor has it, for a call in progress.
 func (h *Host) ReadTextFile(ctx context.Context, toolCallID, path string) (string, error) {
-	if err := h.editor("editor read", toolCallID, path); err != nil {
+	if err := h.editor("editor read", toolCallID, path, false); err != nil {
 		return "", err
 	}
 	content, err := h.Editor.ReadTextFile(ctx, path)
@@ -53,7 +95,7 @@ func (h *Host) ReadTextFile(ctx context.Context, toolCallID, path string) (strin
 
 // WriteTextFile writes path through the editor, for a call in progress.
 func (h *Host) WriteTextFile(ctx context.Context, toolCallID, path, content string) error {
-	if err := h.editor("editor write", toolCallID, path); err != nil {
+	if err := h.editor("editor write", toolCallID, path, true); err != nil {
 		return err
 	}
 	if err := h.Editor.WriteTextFile(ctx, path, content); err != nil {

@@ -3,6 +3,8 @@ package capability
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -122,5 +124,52 @@ func TestTerminal(t *testing.T) {
 	}
 	if !slices.Contains((&Host{Terminal: fakeTerminal{}}).Offered(), pluginrpc.CapTerminal) || slices.Contains((&Host{}).Offered(), pluginrpc.CapTerminal) {
 		t.Errorf("Terminal offered without a terminal, or not with one")
+	}
+}
+
+// TestEditorBounds: a sandboxed plugin's editor reads and writes are held
+// to its sandbox's folders: writes beneath a write folder, reads beneath
+// either; a symbolic link out of them, or a path outside, is refused.
+func TestEditorBounds(t *testing.T) {
+	root := t.TempDir()
+	work, docs, outside := filepath.Join(root, "work"), filepath.Join(root, "docs"), filepath.Join(root, "outside")
+	for _, d := range []string{work, docs, outside} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, filepath.Join(work, "escape")); err != nil {
+		t.Fatal(err)
+	}
+	ed := &fakeEditor{files: map[string]string{}}
+	h := &Host{Plugin: "file", Editor: ed, Calls: calls{"c1": "Write"},
+		Declared:     map[string][]string{"Write": {pluginrpc.CapEditor}},
+		EditorBounds: &Bounds{Read: []string{docs}, Write: []string{work}}}
+	tests := []struct {
+		path            string
+		readOK, writeOK bool
+	}{
+		{filepath.Join(work, "new.txt"), true, true},
+		{filepath.Join(work, "sub", "..", "a.txt"), true, true},
+		{filepath.Join(docs, "guide.md"), true, false},
+		{filepath.Join(outside, "x"), false, false},
+		{filepath.Join(work, "escape", "x"), false, false},
+		{filepath.Join(root, "work-other", "x"), false, false},
+	}
+	for _, tt := range tests {
+		_, rerr := h.ReadTextFile(context.Background(), "c1", tt.path)
+		werr := h.WriteTextFile(context.Background(), "c1", tt.path, "x")
+		for _, c := range []struct {
+			err error
+			ok  bool
+			op  string
+		}{{rerr, tt.readOK, "read"}, {werr, tt.writeOK, "write"}} {
+			if c.ok && c.err != nil && status.Code(c.err) == codes.PermissionDenied {
+				t.Errorf("%s %s refused: %v", c.op, tt.path, c.err)
+			}
+			if !c.ok && (status.Code(c.err) != codes.PermissionDenied || !strings.Contains(c.err.Error(), "outside the sandbox of plugin file")) {
+				t.Errorf("%s %s: %v, want refused as outside the sandbox", c.op, tt.path, c.err)
+			}
+		}
 	}
 }

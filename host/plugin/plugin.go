@@ -253,6 +253,14 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 		}
 	}
 	p.stateDir = stateDir
+	terminal := opts.Terminal
+	var bounds *capability.Bounds
+	if sb := sp.Config.Sandbox; sb != nil {
+		// The editor works outside the plugin's sandbox: a confined
+		// plugin's editor reads and writes are held to its sandbox's
+		// folders, and it runs commands itself, under its sandbox.
+		bounds, terminal = &capability.Bounds{Read: sb.Read, Write: sb.Write}, nil
+	}
 	p.host = &capability.Host{
 		Plugin:  sp.Name,
 		Decider: opts.Decider,
@@ -265,11 +273,12 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 		Declared: declared,
 		// Every plugin gets the Progress capability's sinks; a plugin built
 		// before it existed never reports to them.
-		Progress:  &capability.ProgressSinks{},
-		Questions: opts.Questions,
-		Model:     opts.Model,
-		Editor:    opts.Editor,
-		Terminal:  opts.Terminal,
+		Progress:     &capability.ProgressSinks{},
+		Questions:    opts.Questions,
+		Model:        opts.Model,
+		Editor:       opts.Editor,
+		EditorBounds: bounds,
+		Terminal:     terminal,
 	}
 	p.req = pluginrpc.LoadRequest{
 		Session:     pluginrpc.Session{ID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},
