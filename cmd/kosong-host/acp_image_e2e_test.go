@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,4 +77,11 @@ func TestACPImagePrompt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openaiConfig is a configuration file with one model alias, "local", on
+// the fake server srv.
+func openaiConfig(srv *openaitest.Server, capabilities string) string {
+	return fmt.Sprintf("providers:\n  local:\n    type: openai-compatible\n    base_url: %s\n    api_key: test-key\n"+
+		"models:\n  local:\n    provider: local\n    model: m\n    capabilities: [%s]\n", srv.BaseURL(), capabilities)
 }

@@ -4,7 +4,6 @@ package main_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,13 +51,6 @@ func TestTerminalClearStartsAListedSession(t *testing.T) {
 	if len(rows) != 2 || prompts[hinted] != "after clear" {
 		t.Fatalf("exit hint names %s; sessions listed %+v (want two, the hinted one's first prompt \"after clear\")", hinted, rows)
 	}
-}
-
-// openaiConfig is a configuration file with one model alias, "local", on
-// the fake server srv.
-func openaiConfig(srv *openaitest.Server, capabilities string) string {
-	return fmt.Sprintf("providers:\n  local:\n    type: openai-compatible\n    base_url: %s\n    api_key: test-key\n"+
-		"models:\n  local:\n    provider: local\n    model: m\n    capabilities: [%s]\n", srv.BaseURL(), capabilities)
 }
 
 // TestAgentsMDFromParentFolders: the AGENTS.md files of the repository
