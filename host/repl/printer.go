@@ -168,6 +168,25 @@ func (p *TextPrinter) LastOutput() (header, output string) {
 	return p.lastHeader, p.lastOutput
 }
 
+// ShowLastOutput prints the whole output of the last tool call above the
+// live area, for Ctrl-O pressed while a turn runs.
+func (p *TextPrinter) ShowLastOutput() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.liveMode() {
+		return
+	}
+	if p.lastHeader == "" {
+		p.emit(p.style(ansiDim, "no tool call yet") + "\n")
+		return
+	}
+	out := p.lastOutput
+	if !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	p.emit(p.lastHeader + "\n" + out)
+}
+
 // Observe prints one event.
 func (p *TextPrinter) Observe(e loop.Event) {
 	p.mu.Lock()

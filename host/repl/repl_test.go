@@ -691,6 +691,32 @@ func TestTextPrinterApprovalTimeApart(t *testing.T) {
 	}
 }
 
+// TestTextPrinterShowLastOutputDuringTurn: Ctrl-O while a turn runs
+// prints the whole output of the last call above the live area, and the
+// live area (status, input line) is drawn again below it.
+func TestTextPrinterShowLastOutputDuringTurn(t *testing.T) {
+	var out bytes.Buffer
+	p := NewTextPrinter(&out, &out, TextOptions{TTY: true})
+	p.ShowLastOutput()
+	if !strings.Contains(out.String(), "no tool call yet") {
+		t.Errorf("Ctrl-O before any call: %q", out.String())
+	}
+	c := call("c1", "ls")
+	p.Observe(loop.StepStarted{Step: 1})
+	p.Observe(loop.ToolCallStarted{Step: 1, Call: c})
+	p.Observe(loop.ToolCallFinished{Step: 1, Call: c, Duration: time.Second,
+		Result: toolset.Result{Output: []providers.ContentPart{providers.TextPart("1\n2\n3\n4\n5\n6")}}})
+	p.Observe(loop.StepStarted{Step: 2})
+	p.ShowInput(nil, "typed")
+	out.Reset()
+	p.ShowLastOutput()
+	got := ansiCodes.ReplaceAllString(out.String(), "")
+	i, j := strings.Index(got, "Run  ls\n1\n2\n3\n4\n5\n6\n"), strings.LastIndex(got, "> typed")
+	if i < 0 || j < i {
+		t.Errorf("Ctrl-O during a turn printed %q; want the whole output, then the input line", got)
+	}
+}
+
 // TestREPLSlashCommands: commands run locally; /compact asks the model for
 // a summary with the instruction; /clear swaps the loop and the saver;
 // /yolo switches the decider.

@@ -57,6 +57,11 @@ func (r *REPL) startTyping() {
 			}
 		},
 		complete: r.Complete,
+		showLast: func() {
+			if s, ok := r.cfg.Printer.(interface{ ShowLastOutput() }); ok {
+				s.ShowLastOutput()
+			}
+		},
 		eof: func() {
 			// Ctrl-D on an empty line: leave, once the turn (if one runs)
 			// has ended.

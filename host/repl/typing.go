@@ -15,6 +15,7 @@ const (
 	keyEOF       = 0x04 // Ctrl-D: on an empty line, leave once no turn runs
 	keyEsc       = 0x1b
 	keySteer     = 0x13 // Ctrl-S: send the input line into the running turn
+	keyShowLast  = 0x0f // Ctrl-O: show the whole output of the last tool call
 	keyClearLine = 0x15 // Ctrl-U
 	keyBackspace = 0x7f
 	keyCtrlH     = 0x08
@@ -33,6 +34,8 @@ type typingHandlers struct {
 	eof func()
 	// complete lists the completions of the line (Tab); nil: none.
 	complete func(line string) []string
+	// showLast shows the whole output of the last tool call (Ctrl-O).
+	showLast func()
 }
 
 // typing is the input line while a turn runs: the keys typed edit it,
@@ -89,11 +92,14 @@ func (t *typing) takeQueuedBeforeInterrupt() []string {
 // feed takes the bytes of one read from the terminal.
 func (t *typing) feed(b []byte) {
 	t.mu.Lock()
-	changed, interrupt, eof := t.parse(b)
+	changed, interrupt, eof, showLast := t.parse(b)
 	queued, text := append([]string(nil), t.queued...), string(t.text)
 	t.mu.Unlock()
 	if eof && t.h.eof != nil {
 		t.h.eof()
+	}
+	if showLast && t.h.showLast != nil {
+		t.h.showLast()
 	}
 	if changed && t.h.show != nil {
 		t.h.show(queued, text)
@@ -122,7 +128,7 @@ func (t *typing) idle() {
 
 // parse applies b; t.mu is held. A steer is sent from here (t.mu held:
 // the handler must not call back into t).
-func (t *typing) parse(b []byte) (changed, interrupt, eof bool) {
+func (t *typing) parse(b []byte) (changed, interrupt, eof, showLast bool) {
 	b = append(t.pending, b...)
 	t.pending = nil
 	for len(b) > 0 {
@@ -132,7 +138,7 @@ func (t *typing) parse(b []byte) (changed, interrupt, eof bool) {
 				keep := keepPrefix(b, pasteEnd)
 				t.insert(string(b[:len(b)-len(keep)]))
 				t.pending = keep
-				return true, interrupt, eof
+				return true, interrupt, eof, showLast
 			}
 			t.insert(string(b[:i]))
 			t.inPaste = false
@@ -150,7 +156,7 @@ func (t *typing) parse(b []byte) (changed, interrupt, eof bool) {
 			n := escapeLen(b)
 			if n == 0 { // a lone Escape so far, or a sequence cut short
 				t.pending = append([]byte(nil), b...)
-				return changed, interrupt, eof
+				return changed, interrupt, eof, showLast
 			}
 			b = b[n:]
 			continue
@@ -161,6 +167,8 @@ func (t *typing) parse(b []byte) (changed, interrupt, eof bool) {
 			}
 		case c == keyEOF:
 			eof = eof || len(t.text) == 0
+		case c == keyShowLast:
+			showLast = true
 		case c == '\r':
 			if len(t.text) > 0 {
 				t.queued = append(t.queued, string(t.text))
@@ -200,7 +208,7 @@ func (t *typing) parse(b []byte) (changed, interrupt, eof bool) {
 		default:
 			if !utf8.FullRune(b) {
 				t.pending = append([]byte(nil), b...)
-				return changed, interrupt, eof
+				return changed, interrupt, eof, showLast
 			}
 			r, n := utf8.DecodeRune(b)
 			t.text = append(t.text, r)
@@ -210,7 +218,7 @@ func (t *typing) parse(b []byte) (changed, interrupt, eof bool) {
 		}
 		b = b[1:]
 	}
-	return changed, interrupt, eof
+	return changed, interrupt, eof, showLast
 }
 
 // insert adds pasted or typed text; a pasted line end (CR) is a newline.

@@ -9,7 +9,8 @@ import (
 // TestTyping: the keys typed while a turn runs edit the input line; Enter
 // queues it, Ctrl-S steers it (queued when the turn no longer takes it),
 // Esc on its own and Ctrl-C interrupt, escape sequences and an Escape
-// that starts one do not, a paste is inserted with its newlines.
+// that starts one do not, a paste is inserted with its newlines, Ctrl-O
+// shows the last tool output.
 func TestTyping(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -21,6 +22,7 @@ func TestTyping(t *testing.T) {
 		wantIntr   int
 		wantEOF    int
 		wantBack   []string // queued before the interrupt
+		wantLast   int      // Ctrl-O pressed
 	}{
 		{name: "typing and Enter", reads: []string{"hel", "lo\r", "next"}, wantQueued: []string{"hello"}, wantText: "next"},
 		{name: "backspace and Ctrl-U", reads: []string{"abc\x7f\x7fX", "\x15yz"}, wantText: "yz"},
@@ -40,12 +42,13 @@ func TestTyping(t *testing.T) {
 		{name: "Tab completes the one completion", reads: []string{"/revi\t", " main.go"}, wantText: "/review main.go"},
 		{name: "Tab completes the last word", reads: []string{"look at @ma\t"}, wantText: "look at @main.go"},
 		{name: "Tab with several completions does nothing", reads: []string{"/re\t"}, wantText: "/re"},
+		{name: "Ctrl-O shows the last output and leaves the line", reads: []string{"ab\x0f", "c"}, wantText: "abc", wantLast: 1},
 		{name: "UTF-8 cut between reads", reads: []string{"\xc3", "\xa9t\xc3\xa9"}, wantText: "\u00e9t\u00e9"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var steered []string
-			interrupts, eofs := 0, 0
+			interrupts, eofs, lasts := 0, 0, 0
 			ty := newTyping(typingHandlers{
 				complete: func(line string) []string {
 					var out []string
@@ -58,6 +61,7 @@ func TestTyping(t *testing.T) {
 					return out
 				},
 				eof:       func() { eofs++ },
+				showLast:  func() { lasts++ },
 				interrupt: func() { interrupts++ },
 				steer: func(s string) bool {
 					steered = append(steered, s)
@@ -82,6 +86,9 @@ func TestTyping(t *testing.T) {
 			}
 			if !slices.Equal(steered, tt.wantSteer) || interrupts != tt.wantIntr || eofs != tt.wantEOF {
 				t.Errorf("steered %q, %d interrupts, %d Ctrl-D; want %q, %d, %d", steered, interrupts, eofs, tt.wantSteer, tt.wantIntr, tt.wantEOF)
+			}
+			if lasts != tt.wantLast {
+				t.Errorf("Ctrl-O shown %d times, want %d", lasts, tt.wantLast)
 			}
 		})
 	}
