@@ -2,8 +2,10 @@ package capability
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/pluginsdk/limits"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -55,6 +57,9 @@ func (h *Host) AskUser(ctx context.Context, r pluginrpc.QuestionRequest) (plugin
 	if err := h.declared(pluginrpc.CapUserInput, tool); err != nil {
 		return pluginrpc.Answers{}, err
 	}
+	if err := boundQuestions(r.Questions); err != nil {
+		return pluginrpc.Answers{}, status.Errorf(codes.InvalidArgument, "questions of tool %s of plugin %s: %v", tool, h.Plugin, err)
+	}
 	q := approval.QuestionRequest{ToolCallID: r.ToolCallID, ToolName: tool}
 	for _, rq := range r.Questions {
 		hq := approval.Question{Question: rq.Question, Header: rq.Header, MultiSelect: rq.MultiSelect}
@@ -81,4 +86,26 @@ func (h *Host) GetModel(context.Context) (pluginrpc.ModelInfo, error) {
 	}
 	return pluginrpc.ModelInfo{Provider: m.Provider, Name: m.Name, Alias: m.Alias,
 		Capabilities: m.Capabilities, CapabilitiesKnown: m.CapabilitiesKnown, MaxContextSize: m.MaxContextSize}, nil
+}
+
+// boundQuestions refuses a request over limits.Questions or
+// limits.QuestionBytes.
+func boundQuestions(qs []pluginrpc.Question) error {
+	if len(qs) > limits.Questions {
+		return fmt.Errorf("%d questions, over the limit of %d a request", len(qs), limits.Questions)
+	}
+	size := 0
+	for i, q := range qs {
+		if len(q.Options) > limits.Questions {
+			return fmt.Errorf("question %d offers %d options, over the limit of %d", i+1, len(q.Options), limits.Questions)
+		}
+		size += len(q.Question) + len(q.Header)
+		for _, o := range q.Options {
+			size += len(o.Label) + len(o.Description)
+		}
+	}
+	if size > limits.QuestionBytes {
+		return fmt.Errorf("%s of text, over the limit of %s a request", limits.Size(size), limits.Size(limits.QuestionBytes))
+	}
+	return nil
 }

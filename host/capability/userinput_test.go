@@ -4,12 +4,14 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/pluginsdk/limits"
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
 
@@ -69,6 +71,51 @@ func TestUserInput(t *testing.T) {
 			q := got.Questions[0]
 			if got.ToolCallID != "c1" || got.ToolName != "Ask" || q.Header != "H" || !q.MultiSelect || q.Options[0].Description != "first" || len(q.Options) != 2 {
 				t.Fatalf("asked %+v", got)
+			}
+		})
+	}
+}
+
+// TestUserInputIsBounded: a request with too many questions or options,
+// or too much text, is refused naming the tool and plugin, and never
+// reaches the person answering.
+func TestUserInputIsBounded(t *testing.T) {
+	asked := false
+	ask := approval.UserInputFunc(func(context.Context, approval.QuestionRequest) (approval.Answers, error) {
+		asked = true
+		return approval.Answers{}, nil
+	})
+	h := &Host{Plugin: "hostile", Questions: ask, Calls: calls{"c1": "Ask"}, Declared: map[string][]string{"Ask": {pluginrpc.CapUserInput}}}
+	two := []pluginrpc.QuestionOption{{Label: "a"}, {Label: "b"}}
+	many := func(n int) []pluginrpc.Question {
+		qs := make([]pluginrpc.Question, n)
+		for i := range qs {
+			qs[i] = pluginrpc.Question{Question: "Q?", Options: two}
+		}
+		return qs
+	}
+	tests := []struct {
+		name      string
+		questions []pluginrpc.Question
+		want      string // "" : asked
+	}{
+		{"at the limits", append(many(limits.Questions-1), pluginrpc.Question{Question: strings.Repeat("q", limits.QuestionBytes-100), Options: two}), ""},
+		{"too many questions", many(limits.Questions + 1), "17 questions, over the limit of 16"},
+		{"too many options", []pluginrpc.Question{{Question: "Q?", Options: make([]pluginrpc.QuestionOption, limits.Questions+1)}}, "question 1 offers 17 options"},
+		{"too much text", []pluginrpc.Question{{Question: "Q?", Options: []pluginrpc.QuestionOption{{Label: "a", Description: strings.Repeat("d", 1<<20)}, {Label: "b"}}}}, "1.0 MiB of text, over the limit of 64 KiB"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			asked = false
+			_, err := h.AskUser(context.Background(), pluginrpc.QuestionRequest{ToolCallID: "c1", Questions: tt.questions})
+			if tt.want == "" {
+				if err != nil || !asked {
+					t.Fatalf("within the limits: err %v, asked %v", err, asked)
+				}
+				return
+			}
+			if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "questions of tool Ask of plugin hostile: "+tt.want) || asked {
+				t.Fatalf("err = %v (asked %v); want InvalidArgument with %q", err, asked, tt.want)
 			}
 		})
 	}

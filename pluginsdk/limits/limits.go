@@ -58,6 +58,18 @@ const (
 // user knows they are not seeing everything.
 const ApprovalBytes = 4 << 20
 
+// Questions a tool asks the user (the UserInput capability). A request
+// over either cap is refused, naming the tool: questions are short, and a
+// cut question would not say what the user is answering.
+const (
+	// Questions caps how many questions one request asks, and how many
+	// options each offers.
+	Questions = 16
+	// QuestionBytes caps the text of one request: its questions, headers
+	// and options' labels and descriptions together.
+	QuestionBytes = 64 << 10
+)
+
 // StreamJSONLineBytes caps one line of stream-json output: the longest
 // strings of an event over it are cut, marked TruncatedMarker.
 const StreamJSONLineBytes = 1 << 20
