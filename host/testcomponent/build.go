@@ -23,18 +23,26 @@ import (
 // It builds with `go install mod/pkg@version` and, when that is refused
 // (a module whose go.mod has replace directives), by downloading the
 // module and running `go build` inside it.
-func GoBinary(mod, version, pkg, name string) (string, error) {
+func GoBinary(mod, version, pkg, name string) (bin string, err error) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("testcomponent: no cache dir for %s: %w", name, err)
 	}
 	dir := filepath.Join(cache, "kosong-host-test", name+"-"+version)
-	bin := filepath.Join(dir, name)
+	bin = filepath.Join(dir, name)
 	if isExecutable(bin) {
 		return bin, nil
 	}
+	_, statErr := os.Stat(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("testcomponent: %w", err)
+	}
+	if os.IsNotExist(statErr) {
+		defer func() {
+			if err != nil { // nothing of a failed build is kept
+				os.RemoveAll(dir)
+			}
+		}()
 	}
 	unlock, err := lockFile(filepath.Join(dir, ".lock"))
 	if err != nil {

@@ -37,4 +37,7 @@ func TestGoBinary(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "example.invalid/nothing") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("a missing module: %v; want one line naming it", err)
 	}
+	if _, err := os.Stat(filepath.Join(cache, "kosong-host-test", "nothing-v0.0.1")); !os.IsNotExist(err) {
+		t.Errorf("a failed build left its folder: %v", err)
+	}
 }
