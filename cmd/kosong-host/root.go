@@ -88,7 +88,7 @@ needs a command (kosong-host run -p PROMPT for one turn).`,
 	pf.BoolVar(&g.trust, "trust", false, "trust the current folder's project files (.kosong/agent.yaml or agent.yaml, what it runs, .env) for this run without asking or recording it; see kosong-host trust")
 	pf.StringVar(&g.logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error, off")
 	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for kosong-plugin-NAME binaries (repeatable; before KOSONG_PLUGIN_PATH, plugins/ beside the binary and the built-in plugins)")
-	pf.DurationVar(&g.startLimit, "plugin-start-timeout", plugin.DefaultStartTimeout, "how long a plugin may take to complete the handshake")
+	pf.DurationVar(&g.startLimit, "plugin-start-timeout", plugin.DefaultStartTimeout, "how long a starting plugin may make no progress (on Linux: use no CPU) before it is given up; one still starting after 10 times as long is given up too")
 	pf.StringArrayVar(&g.mcpConfigs, "mcp-config-file", nil, `MCP config file ({"mcpServers": ...}), repeatable`)
 	pf.DurationVar(&g.mcpWait, "mcp-startup-timeout", mcpclient.DefaultStartTimeout,
 		"how long the first model request waits for MCP servers; a slower one keeps starting (within its startup_timeout) and its tools join when it is up")

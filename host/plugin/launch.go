@@ -181,13 +181,19 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	cmd.Env = append(cmd.Env, proc.TagVar(tag))
 	proc.Isolate(cmd)
 
+	// The start timeout counts the time the plugin makes no progress
+	// (startWatch); go-plugin's own bound is the hard one.
+	hardStart := cfg.StartTimeout
+	if measurable() {
+		hardStart *= startHardFactor
+	}
 	clientCfg := &goplugin.ClientConfig{
 		HandshakeConfig:  pluginrpc.Handshake,
 		VersionedPlugins: map[int]goplugin.PluginSet{pluginrpc.ProtocolVersion: {pluginrpc.PluginName: &pluginrpc.Plugin{}}},
 		Cmd:              cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		SkipHostEnv:      true,
-		StartTimeout:     cfg.StartTimeout,
+		StartTimeout:     hardStart,
 		Logger:           exitsAtDebug{cfg.Logger.Named(cfg.Name)},
 		GRPCDialOptions:  pluginrpc.DialOptions(),
 	}
@@ -215,7 +221,12 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 
 	client := goplugin.NewClient(clientCfg)
 	p := &Process{Name: cfg.Name, Path: cfg.Path, client: client, cmd: cmd, stderr: st, tag: tag}
+	var watch *startWatch
+	if hardStart != cfg.StartTimeout {
+		watch = watchStart(tag, cfg.StartTimeout, func() { proc.KillTagged(tag) })
+	}
 	rpc, err := client.Client()
+	gaveUp := watch != nil && watch.end()
 	if tlsFD != nil {
 		_ = tlsFD.Close()
 	}
@@ -236,7 +247,8 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 			proc.KillTagged(tag)
 		})
 		reason := startFailure(cfg, err, st, exited)
-		if isStartTimeout(err) {
+		if gaveUp || isStartTimeout(err) {
+			reason = fmt.Sprintf("%s did not complete the plugin handshake within %s", cfg.Path, cfg.StartTimeout)
 			err = fmt.Errorf("%w: %w", ErrStartTimeout, err)
 		}
 		return nil, fail(err, "%s", reason)
@@ -261,12 +273,14 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	// outlives it: not its tracked process groups, not what a command left
 	// running in the background, wherever those were reparented.
 	go func() { <-p.done; proc.KillTagged(tag) }()
-	dctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	dctx, cancel := context.WithTimeout(ctx, hardStart)
 	defer cancel()
+	dwatch := watchStart(tag, cfg.StartTimeout, cancel)
 	desc, err := rc.Describe(dctx)
+	gaveUp = dwatch.end()
 	if err != nil {
 		p.Kill()
-		if ctx.Err() == nil && dctx.Err() != nil {
+		if ctx.Err() == nil && (gaveUp || dctx.Err() != nil) {
 			return nil, fail(fmt.Errorf("%w: %w", ErrStartTimeout, err), "%s did not describe its tools within %s", cfg.Path, cfg.StartTimeout)
 		}
 		return nil, fail(err, "describe: %v%s", err, st.Suffix())

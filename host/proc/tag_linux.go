@@ -6,7 +6,9 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
+	"time"
 )
 
 // KillTagged kills (SIGKILL) every process whose environment carries tag:
@@ -63,4 +65,47 @@ func taggedPids(needle []byte, self int) []int {
 		}
 	}
 	return out
+}
+
+// TaggedCPU is the CPU time (user and system) the processes carrying tag
+// have used so far; ok is false where it cannot be measured. A process
+// that has ended no longer counts.
+func TaggedCPU(tag string) (cpu time.Duration, ok bool) {
+	if tag == "" {
+		return 0, true
+	}
+	for _, pid := range taggedPids([]byte("\x00"+TagVar(tag)+"\x00"), os.Getpid()) {
+		cpu += processCPU(pid)
+	}
+	return cpu, true
+}
+
+// clockTicks is the unit of the times in /proc/PID/stat (USER_HZ, 100 on
+// every Linux architecture Go supports).
+const clockTicks = 100
+
+// processCPU is the user and system time of pid, from /proc/PID/stat; 0
+// when it cannot be read.
+func processCPU(pid int) time.Duration {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces and parentheses: the
+	// fields after it start after its last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
+	if len(f) < 13 {
+		return 0
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return time.Duration(utime+stime) * time.Second / clockTicks
 }

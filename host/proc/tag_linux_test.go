@@ -43,3 +43,46 @@ func TestKillTagged(t *testing.T) {
 		t.Fatalf("an empty tag killed %d", n)
 	}
 }
+
+// TestTaggedCPU: a tagged process that spins is seen using the CPU; one
+// that sleeps uses (next to) none; a command name with spaces and a ')'
+// does not confuse the reading.
+func TestTaggedCPU(t *testing.T) {
+	start := func(script string) string {
+		tag := NewTag()
+		c := exec.Command("sh", "-c", script)
+		c.Env = append(os.Environ(), TagVar(tag))
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { KillTagged(tag); c.Wait() })
+		return tag
+	}
+	dir := t.TempDir()
+	odd := dir + "/a b)c"
+	if err := os.Symlink("/bin/sh", odd); err != nil {
+		t.Fatal(err)
+	}
+	spin := start(`exec "` + odd + `" -c 'while :; do :; done'`)
+	idle := start("exec sleep 600")
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		cpu, ok := TaggedCPU(spin)
+		if !ok {
+			t.Fatal("TaggedCPU cannot measure on Linux")
+		}
+		if cpu >= 50*time.Millisecond {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a spinning process used %v of CPU in a minute", cpu)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if cpu, _ := TaggedCPU(idle); cpu > 50*time.Millisecond {
+		t.Errorf("a sleeping process used %v of CPU", cpu)
+	}
+	if cpu, ok := TaggedCPU(NewTag()); cpu != 0 || !ok {
+		t.Errorf("no process: %v, %v", cpu, ok)
+	}
+}
