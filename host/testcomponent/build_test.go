@@ -38,3 +38,15 @@ func TestGoBinary(t *testing.T) {
 		t.Errorf("a missing module: %v; want one line naming it", err)
 	}
 }
+
+// Without npm, NPMPackage says so and installs nothing.
+func TestNPMPackageWithoutNPM(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("HOME", cache)
+	t.Setenv("PATH", t.TempDir())
+	_, err := NPMPackage("thing", "some-package", "1.0.0")
+	if err == nil || !strings.Contains(err.Error(), "thing needs npm") {
+		t.Fatalf("err %v, want one saying npm is needed", err)
+	}
+}
