@@ -141,7 +141,7 @@ type initParams struct {
 		Name    string `json:"name"`
 		Version string `json:"version"`
 	} `json:"client"`
-	ExternalTools []externalDecl `json:"external_tools"`
+	ExternalTools []externalDecl     `json:"external_tools"`
 	Capabilities  clientCapabilities `json:"capabilities"`
 	Hooks         []hookSubscription `json:"hooks"`
 }
