@@ -35,7 +35,24 @@ const (
 	// reason. Tool calls cut off by the output limit are emitted before it,
 	// as EventToolCall with ToolCall.Truncated set.
 	EventStop
+	// EventToolCallPart carries a piece of a tool call still being
+	// streamed, in Part. A provider emits the first part of a call as soon
+	// as it knows the call's id and name (its arguments may be empty:
+	// it announces the call), then one part per fragment of the arguments
+	// as the API streams them. The parts of a call come before its
+	// EventToolCall, and their Arguments, concatenated in order, are that
+	// call's Arguments. Consumers may ignore them: EventToolCall alone
+	// carries the whole call.
+	EventToolCallPart
 )
+
+// ToolCallPart is a piece of a tool call being streamed: the call's ID and
+// Name (set in every part) and the next fragment of its arguments text.
+type ToolCallPart struct {
+	ID        string
+	Name      string
+	Arguments string
+}
 
 // StopReason says why a model response ended, in the provider-neutral terms
 // the loop and the front ends use.
@@ -63,6 +80,7 @@ type Event struct {
 	Kind     EventKind
 	Text     string
 	ToolCall *ToolCall
+	Part     *ToolCallPart
 	Usage    *Usage
 	Stop     StopReason
 }

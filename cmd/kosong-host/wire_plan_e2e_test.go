@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kosong-host/kosong-host/providers/openaitest"
 )
 
 // TestWireSlashCommandsAndPlanMode: initialize lists the slash commands, a
@@ -86,5 +88,54 @@ func TestWireSlashCommandsAndPlanMode(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "w.txt")); err == nil {
 		t.Error("w.txt written in plan mode")
+	}
+}
+
+// TestWirePlanToolsNeedSupportsPlanMode: as in Kimi CLI, the model is
+// offered EnterPlanMode and ExitPlanMode only when the wire client's
+// initialize declares capabilities.supports_plan_mode; the result says
+// which. set_plan_mode works either way.
+func TestWirePlanToolsNeedSupportsPlanMode(t *testing.T) {
+	for _, supports := range []bool{false, true} {
+		t.Run(fmt.Sprint("supports_plan_mode=", supports), func(t *testing.T) {
+			srv := openaitest.NewServer(t, openaitest.Response{Text: []string{"Hi."}})
+			dir, env := t.TempDir(), emptyEnv(t)
+			cfgDir := strings.TrimPrefix(env[2], "XDG_CONFIG_HOME=")
+			if err := os.MkdirAll(filepath.Join(cfgDir, "kosong-host"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(cfgDir, "kosong-host", "config.yaml"), []byte(openaiConfig(srv, "thinking")), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			c := startWire(t, dir, env, "--model", "local")
+			c.request("init", "initialize", map[string]any{"protocol_version": "1.10", "client": map[string]any{"name": "test"},
+				"capabilities": map[string]any{"supports_plan_mode": supports}})
+			caps := c.response("init")["result"].(map[string]any)["capabilities"].(map[string]any)
+			if caps["supports_plan_mode"] != supports {
+				t.Errorf("initialize capabilities %v", caps)
+			}
+			c.request("s1", "set_plan_mode", map[string]any{"enabled": false})
+			if r := c.response("s1"); fmt.Sprint(r["result"]) != "map[plan_mode:false status:ok]" {
+				t.Errorf("set_plan_mode: %v", r)
+			}
+			c.request("p1", "prompt", map[string]any{"user_input": "hi"})
+			if r := c.response("p1"); fmt.Sprint(r["result"]) != "map[status:finished steps:1]" {
+				t.Fatalf("prompt: %v", r)
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			offered := map[string]bool{}
+			for _, tl := range reqs[0].Chat.Tools {
+				offered[tl.Function.Name] = true
+			}
+			if !offered["ReadFile"] {
+				t.Fatalf("tools offered %v lack ReadFile", offered)
+			}
+			if offered["EnterPlanMode"] != supports || offered["ExitPlanMode"] != supports {
+				t.Errorf("EnterPlanMode offered %v, ExitPlanMode %v; want %v", offered["EnterPlanMode"], offered["ExitPlanMode"], supports)
+			}
+		})
 	}
 }

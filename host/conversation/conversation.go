@@ -61,6 +61,10 @@ type Request struct {
 	// ClientHooks are hooks the front end's client answers (wire's
 	// initialize.hooks), run beside the agent's and kept across reloads.
 	ClientHooks []hooks.Hook
+	// NoPlanTools leaves out EnterPlanMode and ExitPlanMode: the client
+	// does not take part in plan mode (a wire client that did not declare
+	// supports_plan_mode); it can still turn plan mode on and off.
+	NoPlanTools bool
 }
 
 // Opener builds a conversation: the command line's agent, provider and

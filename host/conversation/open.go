@@ -81,6 +81,9 @@ type Config struct {
 	DeferStart bool
 	// PlanMode starts the conversation in plan mode (--plan).
 	PlanMode bool
+	// NoPlanTools leaves out EnterPlanMode and ExitPlanMode
+	// (Request.NoPlanTools).
+	NoPlanTools bool
 	// Load holds the agent load options only the command knows: plugin
 	// dirs, the built-in plugins, the launcher, the logger, start timeouts,
 	// MCP config files, the sandbox executable, DefaultAgentPath, LockFile
@@ -95,6 +98,7 @@ func (c Config) For(req Request) Config {
 	c.WorkDir, c.Resume, c.Ask, c.Questions, c.Editor, c.Terminal = req.WorkDir, req.Resume, req.Ask, req.Questions, req.Editor, req.Terminal
 	c.Yolo = c.Yolo || req.Yolo
 	c.ClientHooks = req.ClientHooks
+	c.NoPlanTools = req.NoPlanTools
 	c.MCPServers = append(slices.Clone(c.MCPServers), req.MCPServers...)
 	return c
 }
@@ -245,9 +249,9 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 		return nil, err
 	}
 	var conv *Conversation
-	if flow.Base() != approval.ModeUnattended || cfg.PlanMode {
+	if (flow.Base() != approval.ModeUnattended || cfg.PlanMode) && !cfg.NoPlanTools {
 		// Plan mode's tools, where someone can approve a plan (or
-		// --plan asks for plan mode).
+		// --plan asks for plan mode) and the client takes part.
 		for _, t := range PlanTools(func() *Conversation { return conv }, flow) {
 			if err := a.Toolset.Add(t); err != nil {
 				a.Close()

@@ -138,7 +138,7 @@ func (l *Loop) step(ctx context.Context, n int, prevRepeats map[string]int, usag
 	defer cancelStream()
 
 	s := &stepState{l: l, n: n, ctx: sctx, prev: prevRepeats, byKey: map[string]*call{},
-		finished: make(chan *call), quit: make(chan struct{}),
+		finished: make(chan *call), quit: make(chan struct{}), parts: newPartBuffer(n),
 		out: &stepOutput{repeats: map[string]int{}}}
 	defer close(s.quit)
 
@@ -232,8 +232,17 @@ func (s *stepState) event(ev providers.Event, text, reasoning *strings.Builder, 
 	case providers.EventReasoning:
 		reasoning.WriteString(ev.Text)
 		l.emit(ReasoningDelta{Step: n, Text: ev.Text})
+	case providers.EventToolCallPart:
+		if ev.Part != nil {
+			if p, ok := s.parts.add(*ev.Part); ok {
+				l.emit(p)
+			}
+		}
 	case providers.EventToolCall:
 		if ev.ToolCall != nil {
+			if p, ok := s.parts.flush(ev.ToolCall.ID); ok {
+				l.emit(p)
+			}
 			s.dispatch(*ev.ToolCall)
 		}
 	case providers.EventUsage:
@@ -263,6 +272,7 @@ type stepState struct {
 	prev        map[string]int
 	byKey       map[string]*call
 	out         *stepOutput
+	parts       *partBuffer
 	outstanding int
 	// finished receives calls whose result is in; quit stops the
 	// watchers once the step returns.

@@ -84,6 +84,7 @@ func TestStream(t *testing.T) {
 			if r.Err != nil {
 				t.Fatal(r.Err)
 			}
+			streamtest.CheckParts(t, r)
 			if r.Text != tt.text || r.Reasoning != tt.reasoning || r.Signature != tt.signature {
 				t.Errorf("text %q reasoning %q signature %q, want %q %q %q", r.Text, r.Reasoning, r.Signature, tt.text, tt.reasoning, tt.signature)
 			}
@@ -522,4 +523,20 @@ func TestCloseWhileWaiting(t *testing.T) {
 			}
 		}})
 	streamtest.CheckCloseWhileWaiting(t, mustStream(t, newProvider(t, srv, nil), userRequest("hi")))
+}
+
+// A tool_use block is announced by a part when it starts, then each
+// input_json_delta is a part of its own.
+func TestToolCallPartsFollowDeltas(t *testing.T) {
+	args := `{"command":"ls -la /tmp"}`
+	srv := anthropictest.NewServer(t, anthropictest.Response{Blocks: []anthropictest.Block{
+		anthropictest.ToolUse("toolu_a", "Shell", args, 3)}})
+	r := streamtest.Drain(mustStream(t, newProvider(t, srv, nil), userRequest("hi")), nil)
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	streamtest.CheckParts(t, r)
+	if want := 1 + (len(args)+2)/3; len(r.Parts) != want || r.Parts[0].Arguments != "" {
+		t.Errorf("parts %+v, want %d: an empty one announcing the call, then one a delta", r.Parts, want)
+	}
 }

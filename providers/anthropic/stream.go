@@ -27,6 +27,10 @@ type block struct {
 	thinking   strings.Builder
 	signature  strings.Builder
 	data       string
+	// announced: the tool call was announced in a part; sent is how much
+	// of its arguments the parts carried.
+	announced  bool
+	sent       int
 	stopped    bool
 	unfinished bool // never stopped: the stream ended inside it
 }
@@ -112,6 +116,12 @@ func (s *stream) step() {
 			}
 		}
 		s.blocks[ev.Index] = b
+		if b.typ == "tool_use" && strings.TrimSpace(b.name) != "" {
+			if b.id == "" {
+				b.id = newCallID()
+			}
+			s.part(b, "")
+		}
 		if cb.Text != "" {
 			s.text(cb.Text)
 		}
@@ -134,6 +144,9 @@ func (s *stream) step() {
 			b.signature.WriteString(d.Signature)
 		case "input_json_delta":
 			b.input.WriteString(d.PartialJSON)
+			if b.announced && d.PartialJSON != "" {
+				s.part(b, d.PartialJSON)
+			}
 		}
 	case "content_block_stop":
 		b := s.blocks[ev.Index]
@@ -170,6 +183,13 @@ func (s *stream) think(b *block, t string) {
 	s.emit(providers.Event{Kind: providers.EventReasoning, Text: t})
 }
 
+// part emits the next part of tool_use block b's arguments.
+func (s *stream) part(b *block, args string) {
+	b.announced = true
+	b.sent += len(args)
+	s.emit(providers.Event{Kind: providers.EventToolCallPart, Part: &providers.ToolCallPart{ID: b.id, Name: b.name, Arguments: args}})
+}
+
 // stop completes a block: a tool call is emitted at once.
 func (s *stream) stop(b *block) {
 	b.stopped = true
@@ -189,6 +209,10 @@ func (s *stream) stop(b *block) {
 		id := b.id
 		if id == "" {
 			id = newCallID()
+		}
+		if b.announced && b.sent < len(args) && strings.HasPrefix(args, b.input.String()) {
+			// The arguments came whole in content_block_start, or not at all.
+			s.part(b, args[b.sent:])
 		}
 		s.calls++
 		call := &providers.ToolCall{ID: id, Name: b.name, Arguments: args}

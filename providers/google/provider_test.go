@@ -95,6 +95,7 @@ func TestStream(t *testing.T) {
 			if r.Err != nil {
 				t.Fatal(r.Err)
 			}
+			streamtest.CheckParts(t, r)
 			if r.Text != tt.text || r.Reasoning != tt.reasoning {
 				t.Errorf("text %q reasoning %q, want %q %q", r.Text, r.Reasoning, tt.text, tt.reasoning)
 			}

@@ -161,6 +161,9 @@ func (s *stream) step() {
 				s.sigs.Calls[id] = part.ThoughtSignature
 			}
 			s.calls++
+			// Gemini sends each call whole: one part with all of it,
+			// so a client sees every call announced the same way.
+			s.emit(providers.Event{Kind: providers.EventToolCallPart, Part: &providers.ToolCallPart{ID: id, Name: fc.Name, Arguments: args}})
 			s.emit(providers.Event{Kind: providers.EventToolCall, ToolCall: &providers.ToolCall{ID: id, Name: fc.Name, Arguments: args}})
 		case part.Thought:
 			if len(part.ThoughtSignature) > 0 {

@@ -23,6 +23,12 @@
 //     arguments are not complete JSON is emitted with Truncated set, to be
 //     answered, not dispatched.
 //
+// While a call streams, each fragment is also emitted as a
+// providers.EventToolCallPart: the first once the call's name is known
+// (with the arguments so far; a call whose first fragment has no id gets
+// one made up here, kept even if the server sends an id later), then one
+// per fragment with arguments, and the rest, if any, just before the call.
+//
 // The finish_reason is mapped to a providers.StopReason (stop, tool_calls,
 // length, content_filter; anything else is StopOther) and emitted as the
 // last event (providers.EventStop), after the usage.

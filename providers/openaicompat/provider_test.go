@@ -113,6 +113,7 @@ func TestStreamQuirks(t *testing.T) {
 			if r.Err != nil {
 				t.Fatalf("stream error: %v", r.Err)
 			}
+			streamtest.CheckParts(t, r)
 			if r.Reasoning != "Let me think." || r.Text != "I will look." {
 				t.Errorf("reasoning %q, text %q", r.Reasoning, r.Text)
 			}
@@ -191,6 +192,9 @@ func TestToolCallEmittedBeforeStreamEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		ev, err := s.Next()
+		for err == nil && ev.Kind == providers.EventToolCallPart {
+			ev, err = s.Next()
+		}
 		if err != nil {
 			t.Fatalf("%+v: waiting for call_a: %v (not emitted before the stream ended?)", quirks, err)
 		}
@@ -622,5 +626,29 @@ func TestHeaders(t *testing.T) {
 	}
 	if client.Transport != transport {
 		t.Error("the caller's client was changed")
+	}
+}
+
+// Each fragment of a call's arguments is a part of its own, as it arrives:
+// the parts are not the whole call sent again at the end.
+func TestToolCallPartsFollowFragments(t *testing.T) {
+	args := `{"command":"ls -la /tmp"}`
+	srv := openaitest.NewServer(t, openaitest.Response{
+		ToolCalls: []openaitest.ToolCall{{ID: "call_a", Name: "Shell", Arguments: args}},
+		Quirks:    openaitest.Quirks{SplitArguments: 3},
+	})
+	r := run(t, newProvider(t, srv), userHello)
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	streamtest.CheckParts(t, r)
+	var fragments []string
+	for _, p := range r.Parts {
+		if p.Arguments != "" {
+			fragments = append(fragments, p.Arguments)
+		}
+	}
+	if want := (len(args) + 2) / 3; len(fragments) != want {
+		t.Errorf("%d parts with arguments %q, want %d (one a fragment)", len(fragments), fragments, want)
 	}
 }

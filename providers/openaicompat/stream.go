@@ -162,6 +162,7 @@ func (s *stream) step() {
 				s.fail(s.p.newError(providers.ErrServer, 0, err))
 				return
 			}
+			s.emitPart(current)
 			s.emit(s.calls.flush(current))
 		}
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
@@ -175,9 +176,20 @@ func (s *stream) step() {
 	}
 }
 
-func (s *stream) emit(calls []*providers.ToolCall) {
-	for _, tc := range calls {
-		s.Events = append(s.Events, providers.Event{Kind: providers.EventToolCall, ToolCall: tc})
+// emit queues complete calls, each after the part with the rest of its
+// arguments (if any are not sent yet).
+func (s *stream) emit(calls []*pendingCall) {
+	for _, c := range calls {
+		s.emitPart(c)
+		s.Events = append(s.Events, providers.Event{Kind: providers.EventToolCall, ToolCall: c.call})
+	}
+}
+
+// emitPart queues the arguments of c not sent in a part yet, or the part
+// announcing c; nothing before c has a name.
+func (s *stream) emitPart(c *pendingCall) {
+	if p := c.part(); p != nil {
+		s.Events = append(s.Events, providers.Event{Kind: providers.EventToolCallPart, Part: p})
 	}
 }
 
@@ -231,10 +243,32 @@ func stopReason(finish string) providers.StopReason {
 
 // pendingCall is a tool call being assembled from fragments.
 type pendingCall struct {
-	id      string
-	name    string
-	args    strings.Builder
-	emitted bool
+	id   string
+	name string
+	args strings.Builder
+	// synthetic: id was made up here (the API sent none before the call
+	// was announced in a part); an id sent later is ignored.
+	synthetic bool
+	// announced: a part of the call was sent; sent is how much of args
+	// the parts carried.
+	announced bool
+	sent      int
+	emitted   bool
+	call      *providers.ToolCall // once emitted
+}
+
+// part is the next part of c: the arguments not sent yet, or an empty
+// one announcing c; nil when c has no name yet or nothing is new.
+func (c *pendingCall) part() *providers.ToolCallPart {
+	if c.name == "" || (c.announced && c.sent == c.args.Len()) {
+		return nil
+	}
+	if c.id == "" {
+		c.id, c.synthetic = newCallID(), true
+	}
+	args := c.args.String()[c.sent:]
+	c.announced, c.sent = true, c.args.Len()
+	return &providers.ToolCallPart{ID: c.id, Name: c.name, Arguments: args}
 }
 
 // ready: the call has a name and its arguments are complete JSON, so no
@@ -263,7 +297,7 @@ func (a *accumulator) add(d toolCallDelta) (*pendingCall, error) {
 	}
 	// A different id, or a different name, on the same index (or on an
 	// index-less fragment) starts a new call.
-	if c != nil && ((d.ID != "" && c.id != "" && d.ID != c.id) ||
+	if c != nil && ((d.ID != "" && c.id != "" && !c.synthetic && d.ID != c.id) ||
 		(d.Function.Name != "" && c.name != "" && d.Function.Name != c.name)) {
 		c = nil
 	}
@@ -295,14 +329,15 @@ func (a *accumulator) add(d toolCallDelta) (*pendingCall, error) {
 // flush emits, in order, the calls that are ready, stopping at the first
 // one that is not or at current (the call the last fragment went to, which
 // may still grow; nil when the choice finished).
-func (a *accumulator) flush(current *pendingCall) []*providers.ToolCall {
-	var out []*providers.ToolCall
+func (a *accumulator) flush(current *pendingCall) []*pendingCall {
+	var out []*pendingCall
 	for a.next < len(a.calls) {
 		c := a.calls[a.next]
 		if c == current || !c.ready() {
 			break
 		}
-		out = append(out, a.emit(c))
+		a.emit(c)
+		out = append(out, c)
 	}
 	return out
 }
@@ -310,16 +345,15 @@ func (a *accumulator) flush(current *pendingCall) []*providers.ToolCall {
 // flushAll emits every call left at the end of the stream. When the
 // output limit cut the response (truncated), a call whose arguments are not
 // complete JSON is emitted as Truncated.
-func (a *accumulator) flushAll(truncated bool) ([]*providers.ToolCall, error) {
-	var out []*providers.ToolCall
+func (a *accumulator) flushAll(truncated bool) ([]*pendingCall, error) {
+	var out []*pendingCall
 	for a.next < len(a.calls) {
 		c := a.calls[a.next]
 		switch {
 		case c.name != "":
 			cut := truncated && !c.ready()
-			tc := a.emit(c)
-			tc.Truncated = cut
-			out = append(out, tc)
+			a.emit(c).Truncated = cut
+			out = append(out, c)
 		case strings.TrimSpace(c.args.String()) == "":
 			a.next++ // a stray fragment with nothing in it
 		default:
@@ -336,7 +370,8 @@ func (a *accumulator) emit(c *pendingCall) *providers.ToolCall {
 	c.emitted = true
 	a.next++
 	a.emitted++
-	return &providers.ToolCall{ID: c.id, Name: c.name, Arguments: c.args.String()}
+	c.call = &providers.ToolCall{ID: c.id, Name: c.name, Arguments: c.args.String()}
+	return c.call
 }
 
 func newCallID() string {

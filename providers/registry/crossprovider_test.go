@@ -183,6 +183,7 @@ func step(t *testing.T, p providers.ChatProvider, history []providers.Message) p
 	if r.Err != nil {
 		t.Fatal(r.Err)
 	}
+	streamtest.CheckParts(t, r)
 	msg := providers.Message{Role: providers.RoleAssistant, Reasoning: r.Reasoning, ToolCalls: r.Calls, ReasoningSignature: r.Signature}
 	if r.Text != "" {
 		msg.Content = []providers.ContentPart{providers.TextPart(r.Text)}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 
 	acpsdk "github.com/coder/acp-go-sdk"
 	"github.com/hashicorp/go-hclog"
@@ -21,6 +23,11 @@ type updates struct {
 	conn    *acpsdk.AgentSideConnection
 	session *session
 	logger  hclog.Logger
+
+	mu sync.Mutex
+	// announced are the tool calls sent as pending while the model
+	// streamed them (loop.ToolCallPart), not started yet.
+	announced map[string]bool
 }
 
 func (u *updates) send(ctx context.Context, up acpsdk.SessionUpdate) {
@@ -37,8 +44,12 @@ func (u *updates) Observe(e loop.Event) {
 		u.send(ctx, acpsdk.UpdateAgentMessageText(e.Text))
 	case loop.ReasoningDelta:
 		u.send(ctx, acpsdk.UpdateAgentThoughtText(e.Text))
+	case loop.ToolCallPart:
+		if up, ok := u.announce(e); ok {
+			u.send(ctx, up)
+		}
 	case loop.ToolCallStarted:
-		u.send(ctx, u.startToolCall(e.Call, acpsdk.ToolCallStatusInProgress))
+		u.send(ctx, u.callStarted(e.Call))
 	case loop.ToolCallFinished:
 		if err := u.session.files.recordDisplay(e.Call.ID, e.Result.Display); err != nil {
 			u.logger.Warn("acp: the display of a tool call was not saved for session/load", "error", err)
@@ -65,7 +76,10 @@ func (u *updates) Observe(e loop.Event) {
 			u.send(ctx, acpsdk.UpdateUserMessageText(t))
 		}
 	case loop.StepRetried:
+		u.abandon(ctx)
 		u.send(ctx, acpsdk.UpdateAgentThoughtText(fmt.Sprintf("\n(the model request failed: %v; retrying in %s)\n", e.Err, e.Delay.Round(1e6))))
+	case loop.StepInterrupted, loop.TurnEnded:
+		u.abandon(ctx)
 	}
 }
 
@@ -100,6 +114,62 @@ func title(call providers.ToolCall, args map[string]any) string {
 		}
 	}
 	return call.Name
+}
+
+// announce is the pending tool_call for the first part of a call the
+// model is streaming (its title the tool's name: the arguments are not
+// complete); false for the call's later parts.
+func (u *updates) announce(p loop.ToolCallPart) (acpsdk.SessionUpdate, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.announced[p.ToolCallID] {
+		return acpsdk.SessionUpdate{}, false
+	}
+	if u.announced == nil {
+		u.announced = map[string]bool{}
+	}
+	u.announced[p.ToolCallID] = true
+	return acpsdk.StartToolCall(acpsdk.ToolCallId(p.ToolCallID), p.ToolName,
+		acpsdk.WithStartKind(toolKind(p.ToolName)), acpsdk.WithStartStatus(acpsdk.ToolCallStatusPending)), true
+}
+
+// abandon fails the calls announced as pending that never started: the
+// response streaming them failed or was interrupted.
+func (u *updates) abandon(ctx context.Context) {
+	u.mu.Lock()
+	ids := make([]string, 0, len(u.announced))
+	for id := range u.announced {
+		ids = append(ids, id)
+	}
+	u.announced = nil
+	u.mu.Unlock()
+	slices.Sort(ids)
+	for _, id := range ids {
+		u.send(ctx, acpsdk.UpdateToolCall(acpsdk.ToolCallId(id), acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusFailed)))
+	}
+}
+
+// callStarted is the update for a complete call handed to its tool: a
+// tool_call in progress, or, for a call announced as pending, a
+// tool_call_update with its title, input and locations.
+func (u *updates) callStarted(call providers.ToolCall) acpsdk.SessionUpdate {
+	u.mu.Lock()
+	announced := u.announced[call.ID]
+	delete(u.announced, call.ID)
+	u.mu.Unlock()
+	if !announced {
+		return u.startToolCall(call, acpsdk.ToolCallStatusInProgress)
+	}
+	start := u.startToolCall(call, acpsdk.ToolCallStatusInProgress).ToolCall
+	opts := []acpsdk.ToolCallUpdateOpt{acpsdk.WithUpdateTitle(start.Title), acpsdk.WithUpdateKind(start.Kind),
+		acpsdk.WithUpdateStatus(acpsdk.ToolCallStatusInProgress)}
+	if start.RawInput != nil {
+		opts = append(opts, acpsdk.WithUpdateRawInput(start.RawInput))
+	}
+	if len(start.Locations) > 0 {
+		opts = append(opts, acpsdk.WithUpdateLocations(start.Locations))
+	}
+	return acpsdk.UpdateToolCall(acpsdk.ToolCallId(call.ID), opts...)
 }
 
 func (u *updates) startToolCall(call providers.ToolCall, status acpsdk.ToolCallStatus) acpsdk.SessionUpdate {

@@ -9,6 +9,7 @@ import (
 	acpsdk "github.com/coder/acp-go-sdk"
 
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
 )
@@ -224,5 +225,35 @@ func TestPromptContent(t *testing.T) {
 		if !strings.HasPrefix(s, tt.want) {
 			t.Errorf("%s: %q, want %q", tt.name, s, tt.want)
 		}
+	}
+}
+
+// A call the model is streaming is sent as a pending tool_call at its first
+// part (later parts send nothing); once complete it is a tool_call_update
+// in progress with its title, input and locations. A call without parts
+// is a tool_call in progress, as before.
+func TestToolCallAnnouncedWhileStreaming(t *testing.T) {
+	u := &updates{session: &session{cwd: "/work"}}
+	up, ok := u.announce(loop.ToolCallPart{Step: 1, ToolCallID: "c1", ToolName: "WriteFile", ArgumentsPart: `{"pa`})
+	if !ok || up.ToolCall == nil || up.ToolCall.Status != acpsdk.ToolCallStatusPending || up.ToolCall.Title != "WriteFile" ||
+		up.ToolCall.Kind != acpsdk.ToolKindEdit {
+		t.Fatalf("first part: %v %+v", ok, up.ToolCall)
+	}
+	if _, ok := u.announce(loop.ToolCallPart{Step: 1, ToolCallID: "c1", ToolName: "WriteFile", ArgumentsPart: `th":"w.txt"}`}); ok {
+		t.Error("a second part sent an update")
+	}
+	up = u.callStarted(providers.ToolCall{ID: "c1", Name: "WriteFile", Arguments: `{"path":"w.txt"}`})
+	tu := up.ToolCallUpdate
+	if up.ToolCall != nil || tu == nil || tu.Status == nil || *tu.Status != acpsdk.ToolCallStatusInProgress ||
+		tu.Title == nil || *tu.Title != "WriteFile: w.txt" || len(tu.Locations) != 1 || tu.Locations[0].Path != "/work/w.txt" || tu.RawInput == nil {
+		t.Fatalf("started after parts: %+v", up)
+	}
+	up = u.callStarted(providers.ToolCall{ID: "c2", Name: "Shell", Arguments: `{"command":"ls"}`})
+	if up.ToolCall == nil || up.ToolCall.Status != acpsdk.ToolCallStatusInProgress || up.ToolCall.Title != "Shell: ls" {
+		t.Fatalf("started without parts: %+v", up)
+	}
+	// The same id in a later step is a new call.
+	if _, ok := u.announce(loop.ToolCallPart{Step: 2, ToolCallID: "c1", ToolName: "ReadFile"}); !ok {
+		t.Error("a call id seen in an earlier step was not announced again")
 	}
 }

@@ -60,6 +60,9 @@ func wireEvent(e loop.Event) (string, map[string]any) {
 	case loop.ToolCallStarted:
 		return "ToolCall", map[string]any{"type": "function", "id": e.Call.ID,
 			"function": map[string]any{"name": e.Call.Name, "arguments": e.Call.Arguments}, "duplicate": e.Duplicate}
+	case loop.ToolCallPart:
+		return "ToolCallPart", map[string]any{"n": e.Step, "tool_call_id": e.ToolCallID, "name": e.ToolName,
+			"arguments_part": e.ArgumentsPart}
 	case loop.ToolCallFinished:
 		return "ToolResult", map[string]any{"tool_call_id": e.Call.ID, "return_value": returnValue(e.Result),
 			"duration_ms": e.Duration.Milliseconds(), "cancelled": e.Cancelled, "repeat": e.Repeat, "reminder": e.Reminder}

@@ -141,11 +141,18 @@ type initParams struct {
 		Name    string `json:"name"`
 		Version string `json:"version"`
 	} `json:"client"`
-	ExternalTools []externalDecl `json:"external_tools"`
-	Capabilities  struct {
-		SupportsQuestion bool `json:"supports_question"`
-	} `json:"capabilities"`
-	Hooks []hookSubscription `json:"hooks"`
+	ExternalTools []externalDecl     `json:"external_tools"`
+	Capabilities  clientCapabilities `json:"capabilities"`
+	Hooks         []hookSubscription `json:"hooks"`
+}
+
+// clientCapabilities are what a client declares it handles.
+type clientCapabilities struct {
+	// SupportsQuestion: the client answers QuestionRequests.
+	SupportsQuestion bool `json:"supports_question"`
+	// SupportsPlanMode: the client takes part in plan mode, so the model
+	// is offered EnterPlanMode and ExitPlanMode (as Kimi CLI does).
+	SupportsPlanMode bool `json:"supports_plan_mode"`
 }
 
 type rejectedTool struct {
@@ -178,7 +185,7 @@ func (s *server) initialize(raw json.RawMessage) (any, *rpcError) {
 		"protocol_version": ProtocolVersion,
 		"server":           map[string]string{"name": s.cfg.ServerName, "version": s.cfg.Version},
 		"slash_commands":   s.slashCommands(),
-		"capabilities":     map[string]bool{"supports_question": s.questions},
+		"capabilities":     map[string]bool{"supports_question": s.questions, "supports_plan_mode": s.planTools},
 	}
 	res["hooks"] = s.hooksResult()
 	if len(p.ExternalTools) > 0 {

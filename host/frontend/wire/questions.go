@@ -7,15 +7,18 @@ import (
 	"github.com/kosong-host/kosong-host/host/approval"
 )
 
-// clientAnswersQuestions reports whether line is an initialize whose
-// client declares capabilities.supports_question.
-func clientAnswersQuestions(line []byte) bool {
+// firstCapabilities are the capabilities an initialize (the connection's
+// first message, line) declares; false when line is no initialize.
+func firstCapabilities(line []byte) (clientCapabilities, bool) {
 	var m message
 	if json.Unmarshal(line, &m) != nil || m.Method != "initialize" {
-		return false
+		return clientCapabilities{}, false
 	}
 	var p initParams
-	return json.Unmarshal(m.Params, &p) == nil && p.Capabilities.SupportsQuestion
+	if json.Unmarshal(m.Params, &p) != nil {
+		return clientCapabilities{}, false
+	}
+	return p.Capabilities, true
 }
 
 // askQuestions sends a QuestionRequest and reads the answers, {question

@@ -78,17 +78,20 @@ func TestQuestionAnswers(t *testing.T) {
 	}
 }
 
-func TestClientAnswersQuestions(t *testing.T) {
-	for line, want := range map[string]bool{
-		`{"jsonrpc":"2.0","id":"1","method":"initialize","params":{"protocol_version":"1.10","capabilities":{"supports_question":true}}}`:  true,
-		`{"jsonrpc":"2.0","id":"1","method":"initialize","params":{"protocol_version":"1.10","capabilities":{"supports_question":false}}}`: false,
-		`{"jsonrpc":"2.0","id":"1","method":"initialize","params":{"protocol_version":"1.10"}}`:                                            false,
-		`{"jsonrpc":"2.0","id":"1","method":"prompt","params":{"user_input":"hi","capabilities":{"supports_question":true}}}`:              false,
-		`not json`: false,
-		``:         false,
+func TestFirstCapabilities(t *testing.T) {
+	for line, want := range map[string]clientCapabilities{
+		`{"jsonrpc":"2.0","id":"1","method":"initialize","params":{"protocol_version":"1.10","capabilities":{"supports_question":true}}}`:                           {SupportsQuestion: true},
+		`{"jsonrpc":"2.0","id":"1","method":"initialize","params":{"protocol_version":"1.10","capabilities":{"supports_question":false}}}`:                          {},
+		`{"jsonrpc":"2.0","id":"1","method":"initialize","params":{"protocol_version":"1.10","capabilities":{"supports_plan_mode":true}}}`:                          {SupportsPlanMode: true},
+		`{"jsonrpc":"2.0","id":"1","method":"initialize","params":{"protocol_version":"1.10","capabilities":{"supports_question":true,"supports_plan_mode":true}}}`: {SupportsQuestion: true, SupportsPlanMode: true},
+		`{"jsonrpc":"2.0","id":"1","method":"initialize","params":{"protocol_version":"1.10"}}`:                                                                     {},
+		`{"jsonrpc":"2.0","id":"1","method":"initialize","params":{"capabilities":{"supports_plan_mode":"yes"}}}`:                                                   {},
+		`{"jsonrpc":"2.0","id":"1","method":"prompt","params":{"user_input":"hi","capabilities":{"supports_question":true}}}`:                                       {},
+		`not json`: {},
+		``:         {},
 	} {
-		if got := clientAnswersQuestions([]byte(line)); got != want {
-			t.Errorf("%s: %v, want %v", line, got, want)
+		if got, _ := firstCapabilities([]byte(line)); got != want {
+			t.Errorf("%s: %+v, want %+v", line, got, want)
 		}
 	}
 }

@@ -55,8 +55,10 @@ type server struct {
 	conv *conversation.Conversation
 	ctx  context.Context
 
-	// questions: the client declared supports_question at initialize.
+	// questions: the client declared supports_question at initialize;
+	// planTools: supports_plan_mode.
 	questions bool
+	planTools bool
 	// clientHooks: the hooks the client subscribed to at initialize.
 	clientHooks []hooks.Hook
 
@@ -84,18 +86,21 @@ func Serve(ctx context.Context, cfg Config) error {
 	}()
 	// The conversation opens once the first message is read: an
 	// initialize first says whether the client answers questions, which
-	// decides whether tools that ask (AskUserQuestion) are loaded.
+	// decides whether tools that ask (AskUserQuestion) are loaded, and
+	// whether it takes part in plan mode (EnterPlanMode, ExitPlanMode).
 	var first []byte
 	select {
 	case first = <-lines:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	s.questions = clientAnswersQuestions(first)
+	caps, _ := firstCapabilities(first)
+	s.questions, s.planTools = caps.SupportsQuestion, caps.SupportsPlanMode
 	s.clientHooks = s.subscribedHooks(first)
 	req := cfg.Request
 	req.Ask = s.ask
 	req.ClientHooks = s.clientHooks
+	req.NoPlanTools = !s.planTools
 	if s.questions {
 		req.Questions = approval.UserInputFunc(s.askQuestions)
 	}

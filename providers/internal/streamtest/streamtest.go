@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -33,6 +34,43 @@ type Result struct {
 	Signature string
 	// Err is the error that ended the stream early, if any.
 	Err error
+	// Parts are the tool call parts, in order (they are not in Events);
+	// PartsAfter lists the parts that came after their call.
+	Parts      []providers.ToolCallPart
+	PartsAfter []providers.ToolCallPart
+}
+
+// CheckParts checks that every call of r was streamed in parts before it:
+// the first names it, and their arguments concatenate to its arguments.
+func CheckParts(t *testing.T, r Result) {
+	t.Helper()
+	if len(r.PartsAfter) > 0 {
+		t.Errorf("parts after their call: %+v", r.PartsAfter)
+	}
+	for _, c := range r.Calls {
+		var args strings.Builder
+		n := 0
+		for _, p := range r.Parts {
+			if p.ID != c.ID {
+				continue
+			}
+			if p.Name != c.Name {
+				t.Errorf("call %s: part names %q, want %q", c.ID, p.Name, c.Name)
+			}
+			args.WriteString(p.Arguments)
+			n++
+		}
+		if n == 0 {
+			t.Errorf("call %s (%s): no part before it", c.ID, c.Name)
+		} else if args.String() != c.Arguments {
+			t.Errorf("call %s: parts concatenate to %q, want %q", c.ID, args.String(), c.Arguments)
+		}
+	}
+	for _, p := range r.Parts {
+		if !slices.ContainsFunc(r.Calls, func(c providers.ToolCall) bool { return c.ID == p.ID }) && r.Err == nil {
+			t.Errorf("part %+v of no call", p)
+		}
+	}
 }
 
 // Drain reads s to its end and closes it. onCall, if not nil, is called with
@@ -48,6 +86,14 @@ func Drain(s providers.Stream, onCall func(providers.ToolCall)) Result {
 		if err != nil {
 			r.Err = err
 			return r
+		}
+		if ev.Kind == providers.EventToolCallPart {
+			p := *ev.Part
+			r.Parts = append(r.Parts, p)
+			if slices.ContainsFunc(r.Calls, func(c providers.ToolCall) bool { return c.ID == p.ID }) {
+				r.PartsAfter = append(r.PartsAfter, p)
+			}
+			continue
 		}
 		r.Events = append(r.Events, ev)
 		switch ev.Kind {
