@@ -16,6 +16,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/pluginpool"
 	"github.com/kosong-host/kosong-host/host/server"
 	"github.com/kosong-host/kosong-host/host/serverclient"
 	"github.com/kosong-host/kosong-host/providers/registry"
@@ -105,6 +106,11 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return exitCode(2, err)
 	}
+	// The sessions share their plugin processes (docs/server.md, "Shared
+	// plugin processes"); the pool stops them after the sessions closed.
+	pool := pluginpool.New()
+	defer pool.Close()
+	base.Plugins = pool
 	explicit := ""
 	if fl := cmd.Flag("agent"); fl != nil && fl.Changed {
 		explicit = g.agentPath
