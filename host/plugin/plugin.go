@@ -461,9 +461,30 @@ func (p *Plugin) Close() {
 // unloadTimeout bounds the Unload of a session's load from a shared process.
 const unloadTimeout = 5 * time.Second
 
+// loadAttempts bounds the Loads of a session into a shared process whose
+// dial of the session's capability server timed out (see load).
+const loadAttempts = 3
+
 // load sends the Load request to a process, serving the host capabilities
 // on its broker first when its tools need some.
+//
+// A shared process may get many Loads at once (a server opening dozens of
+// sessions), each with a brokered capability server of its own; go-plugin's
+// broker gives the plugin 5 s to learn where one listens, which a starved
+// machine can miss. Such a Load, which constructed nothing, is sent again
+// with a new brokered server.
 func (p *Plugin) load(ctx context.Context, cur *Process) ([]pluginrpc.ToolLoad, error) {
+	for attempt := 1; ; attempt++ {
+		loads, err := p.loadOnce(ctx, cur)
+		if err == nil || p.release == nil || attempt == loadAttempts || ctx.Err() != nil ||
+			!strings.Contains(err.Error(), pluginrpc.DialHostFailed) {
+			return loads, err
+		}
+		p.cfg.Logger.Warn("load again: the plugin could not reach the session's capability server", "plugin", p.name, "error", err)
+	}
+}
+
+func (p *Plugin) loadOnce(ctx context.Context, cur *Process) ([]pluginrpc.ToolLoad, error) {
 	req := p.req
 	// A brokered server nobody dials would wait for nothing: serve only to
 	// plugins whose tools ask for capabilities.

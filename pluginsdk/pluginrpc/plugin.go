@@ -37,6 +37,10 @@ type Unloader interface {
 	Unload(ctx context.Context, loadID string) error
 }
 
+// DialHostFailed begins the error of a Load whose plugin could not reach
+// the host's capability server.
+const DialHostFailed = "dial host capability server"
+
 // DialHost connects to the host's capability server named in a Load request.
 type DialHost func() (*HostClient, error)
 
@@ -152,7 +156,7 @@ func (s *grpcServer) load(ctx context.Context, req *pluginv1.LoadRequest, dial f
 	loads, err := s.impl.Load(ctx, fromProtoLoadRequest(req), func() (*HostClient, error) {
 		conn, err := dial()
 		if err != nil {
-			return nil, fmt.Errorf("dial host capability server: %w", err)
+			return nil, fmt.Errorf("%s: %w", DialHostFailed, err)
 		}
 		return NewHostClient(conn), nil
 	})
