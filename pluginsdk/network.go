@@ -100,15 +100,20 @@ func serveNetwork(ctx context.Context, ln net.Listener, tlsCfg *tls.Config, defs
 	})
 }
 
-// Close closes the connection to the host's capability server, once the
+// Close closes the connections to the host's capability server, once the
 // host that loaded the tools is gone.
 func (s *server) Close() error {
 	s.mu.Lock()
-	host := s.host
-	s.host = nil
+	loads := s.loads
+	s.loads = map[string]*loaded{}
 	s.mu.Unlock()
-	if host != nil {
-		return host.Close()
+	var first error
+	for _, l := range loads {
+		if l.host != nil {
+			if err := l.host.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
 	}
-	return nil
+	return first
 }

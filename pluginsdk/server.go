@@ -17,7 +17,15 @@ type server struct {
 	order  []string
 	logger hclog.Logger
 
-	mu      sync.RWMutex
+	mu sync.RWMutex
+	// loads are the loads the host made, by LoadRequest.LoadID: a process
+	// a host shares between its sessions holds one a session.
+	loads map[string]*loaded
+}
+
+// loaded is one load: its tools, its connection to the host's capability
+// server and its session.
+type loaded struct {
 	tools   map[string]callFunc
 	host    *pluginrpc.HostClient
 	session pluginrpc.Session
@@ -27,7 +35,7 @@ func newServer(defs []Definition, logger hclog.Logger) *server {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	s := &server{defs: map[string]*Definition{}, logger: logger, tools: map[string]callFunc{}}
+	s := &server{defs: map[string]*Definition{}, logger: logger, loads: map[string]*loaded{}}
 	for i := range defs {
 		d := &defs[i]
 		s.defs[d.name] = d
@@ -41,9 +49,12 @@ func (s *server) Describe(context.Context) (pluginrpc.Description, error) {
 }
 
 func describe(order []string, defs map[string]*Definition) pluginrpc.Description {
-	d := pluginrpc.Description{SDKVersion: SDKVersion}
+	d := pluginrpc.Description{SDKVersion: SDKVersion, SharedLoads: true}
 	for _, name := range order {
 		def := defs[name]
+		if def.processState {
+			d.SharedLoads = false
+		}
 		d.Tools = append(d.Tools, pluginrpc.ToolSpec{
 			Name: def.name, Description: def.description, ParametersSchema: def.schema,
 			Capabilities: def.Capabilities(), DefaultTimeout: def.timeout, RuleArgument: def.ruleArg,
@@ -106,13 +117,26 @@ func (s *server) Load(ctx context.Context, req pluginrpc.LoadRequest, dial plugi
 	}
 
 	s.mu.Lock()
-	old := s.host
-	s.tools, s.host, s.session = tools, host, req.Session
+	old := s.loads[req.LoadID]
+	s.loads[req.LoadID] = &loaded{tools: tools, host: host, session: req.Session}
 	s.mu.Unlock()
-	if old != nil {
-		_ = old.Close()
+	if old != nil && old.host != nil {
+		_ = old.host.Close()
 	}
 	return loads, nil
+}
+
+// Unload drops one load, closing its connection to the host (see
+// pluginrpc.Unloader); the process's other loads go on.
+func (s *server) Unload(_ context.Context, loadID string) error {
+	s.mu.Lock()
+	old := s.loads[loadID]
+	delete(s.loads, loadID)
+	s.mu.Unlock()
+	if old != nil && old.host != nil {
+		return old.host.Close()
+	}
+	return nil
 }
 
 func (s *server) construct(ctx context.Context, d *Definition, caps *capabilities) (callFunc, error) {
@@ -129,7 +153,12 @@ func (s *server) construct(ctx context.Context, d *Definition, caps *capabilitie
 
 func (s *server) Call(ctx context.Context, req pluginrpc.CallRequest) (pluginrpc.Result, error) {
 	s.mu.RLock()
-	fn, ok := s.tools[req.ToolName]
+	l := s.loads[req.LoadID]
+	var fn callFunc
+	ok := l != nil
+	if ok {
+		fn, ok = l.tools[req.ToolName]
+	}
 	s.mu.RUnlock()
 	if !ok {
 		return toRPCResult(Result{Kind: KindError, Runtime: true,
@@ -138,7 +167,7 @@ func (s *server) Call(ctx context.Context, req pluginrpc.CallRequest) (pluginrpc
 	ctx = context.WithValue(ctx, toolCallKey{}, toolCall{id: req.ToolCallID, name: req.ToolName,
 		logger: s.logger.Named(req.ToolName).With("tool_call_id", req.ToolCallID)})
 	r := s.run(ctx, req, fn)
-	return toRPCResult(s.capResult(req.ToolCallID, r)), nil
+	return toRPCResult(capOutput(r, req.ToolCallID, l.session.StateDir)), nil
 }
 
 func (s *server) run(ctx context.Context, req pluginrpc.CallRequest, fn callFunc) (r Result) {

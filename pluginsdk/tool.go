@@ -73,10 +73,13 @@ type Definition struct {
 	timeout     time.Duration
 	ruleArg     string
 	annotations Annotations
-	ctor        reflect.Value
-	capTypes    []reflect.Type
-	bind        func(v reflect.Value) callFunc
-	err         error
+	// processState: the tool keeps state in the process that sessions
+	// must not share (KeepsProcessState).
+	processState bool
+	ctor         reflect.Value
+	capTypes     []reflect.Type
+	bind         func(v reflect.Value) callFunc
+	err          error
 }
 
 // Name is the tool's name.
@@ -108,6 +111,15 @@ func (d Definition) Err() error { return d.err }
 
 // Option refines a Definition.
 type Option func(*Definition)
+
+// KeepsProcessState declares that the tool keeps state in its process
+// (package variables, a cache, a child process) that one session must not
+// see of another's. A host serving several sessions then starts this
+// binary once per session; without it, one process of the binary may
+// serve several sessions, each with its own Load: the tools a
+// constructor returns, the Session and capabilities it was given, are the
+// session's own.
+func KeepsProcessState() Option { return func(def *Definition) { def.processState = true } }
 
 // WithTimeout sets the tool's default call timeout, which the host applies
 // unless agent.yaml overrides it.

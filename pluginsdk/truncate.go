@@ -54,12 +54,3 @@ func capOutput(r Result, toolCallID, stateDir string) Result {
 	r.Message = limits.NoteCut(r.Message, stateDir, toolCallID, full)
 	return r
 }
-
-// capResult applies the output caps to a tool's result, saving the full
-// output under the session state dir learnt at Load.
-func (s *server) capResult(toolCallID string, r Result) Result {
-	s.mu.RLock()
-	stateDir := s.session.StateDir
-	s.mu.RUnlock()
-	return capOutput(r, toolCallID, stateDir)
-}

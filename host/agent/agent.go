@@ -65,8 +65,10 @@ type Options struct {
 	// StateDir/plugins/NAME.
 	SessionID string
 	StateDir  string
-	Decider   approval.Decider
-	Logger    hclog.Logger
+	// PluginPool, when set, hands out the plugin processes (plugin.Pool).
+	PluginPool plugin.Pool
+	Decider    approval.Decider
+	Logger     hclog.Logger
 	// StartTimeout bounds each plugin's handshake.
 	StartTimeout time.Duration
 	// CancelGrace is how long a plugin or an MCP server may take to answer
@@ -336,6 +338,7 @@ func (opts Options) pluginOptions() plugin.Options {
 		SessionID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: opts.StateDir, Decider: opts.Decider,
 		Env: plugin.Environment(opts.WorkDir, opts.Getenv), RestartBackoff: opts.RestartBackoff,
 		OnProgress: opts.OnProgress, Questions: opts.Questions, Model: opts.Model, Editor: opts.Editor, Terminal: opts.Terminal,
+		Pool: opts.PluginPool,
 	}
 }
 

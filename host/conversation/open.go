@@ -15,6 +15,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/hooks"
 	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/plugin"
 	"github.com/kosong-host/kosong-host/host/prompt"
 	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/spec"
@@ -90,6 +91,10 @@ type Config struct {
 	// (default: the one of AgentPath). Open sets the rest (WorkDir,
 	// SessionID, StateDir, Decider, Questions, Model, OnProgress).
 	Load agent.Options
+	// Plugins, when set, hands out the session's plugin processes, shared
+	// with the other sessions of this host process that load a plugin the
+	// same way (host/pluginpool); nil starts the session's own.
+	Plugins plugin.Pool
 }
 
 // For is c for a front end's request: its folder, session, askers and
@@ -227,6 +232,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	opts.Decider = guard.decider(flow)
 	opts.Questions = cfg.Questions
 	opts.Editor, opts.Terminal = cfg.Editor, cfg.Terminal
+	opts.PluginPool = cfg.Plugins
 	opts.Model = &capability.Model{Provider: sel.Provider.Name(), Name: sel.Provider.Model(), Alias: sel.Alias,
 		Capabilities: sel.Capabilities, CapabilitiesKnown: sel.CapabilitiesDeclared, MaxContextSize: contextSize}
 	opts.OnProgress = func(p toolset.Progress) {

@@ -92,6 +92,9 @@ type Process struct {
 	Path string
 	// Tools is what the binary's Describe answered.
 	Tools []pluginrpc.ToolSpec
+	// SharedLoads is the binary's Describe saying one process may serve
+	// several sessions, each with its own Load (see Pool).
+	SharedLoads bool
 
 	// rpc is the plugin's wire client: calls, health, capability server.
 	rpc    *pluginrpc.Client
@@ -285,7 +288,7 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 		}
 		return nil, fail(err, "describe: %v%s", err, st.Suffix())
 	}
-	p.Tools = desc.Tools
+	p.Tools, p.SharedLoads = desc.Tools, desc.SharedLoads
 	return p, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -81,6 +82,31 @@ type Options struct {
 	Editor capability.Editor
 	// Terminal is the editor's terminal; nil offers no Terminal capability.
 	Terminal capability.Terminal
+	// Pool, when set, hands out the plugin processes, sharing one between
+	// the sessions that load the same plugin the same way (see Pool); nil
+	// launches a process for each plugin of the session.
+	Pool Pool
+}
+
+// Pool hands out plugin processes that several sessions of a host share,
+// each with its own Load (host/pluginpool implements it).
+type Pool interface {
+	// Acquire returns a process for the plugin cfg launches: one shared
+	// with other sessions, or the session's own when the plugin cannot be
+	// shared (see Lease). The error is Launch's.
+	Acquire(ctx context.Context, cfg Config) (Lease, error)
+}
+
+// Lease is a process a Pool handed out.
+type Lease struct {
+	// Process is the running process; its Tools are what it described.
+	Process *Process
+	// Sup supervises a shared process (its Start launches the plugin again,
+	// loading nothing: each session loads its tools again before its next
+	// call), and Release gives it back once the session is done with it.
+	// Both are nil when Process is the session's own.
+	Sup     *supervise.Supervisor[*Process]
+	Release func()
 }
 
 // Status is the load outcome of one tool of a plugin.
@@ -130,12 +156,21 @@ func Load(ctx context.Context, specs []Spec, opts Options) *Loaded {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if opts.Pool != nil {
+				lease, err := opts.Pool.Acquire(ctx, sp.launchConfig())
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				loads[i] = load(ctx, sp, lease.Process, opts, lease)
+				return
+			}
 			p, err := Launch(ctx, sp.launchConfig())
 			if err != nil {
 				errs[i] = err
 				return
 			}
-			loads[i] = load(ctx, sp, p, opts)
+			loads[i] = load(ctx, sp, p, opts, Lease{})
 		}()
 	}
 	wg.Wait()
@@ -184,8 +219,10 @@ type pluginLoad struct {
 }
 
 // load asks the started process to construct the tools sp wants and puts
-// it under supervision. A process with nothing to load is closed.
-func load(ctx context.Context, sp Spec, first *Process, opts Options) (out pluginLoad) {
+// it under supervision. A process with nothing to load is closed. A shared
+// process (lease.Sup) is supervised by its pool; the session loads its
+// tools under a load id of its own, and gives the process back on Close.
+func load(ctx context.Context, sp Spec, first *Process, opts Options, lease Lease) (out pluginLoad) {
 	described := map[string]pluginrpc.ToolSpec{}
 	var all []string
 	for _, t := range first.Tools {
@@ -214,10 +251,15 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 		toLoad = append(toLoad, name)
 	}
 	p := &Plugin{name: sp.Name, cfg: sp.launchConfig()}
-	p.sup = supervise.New(supervise.Config[*Process]{
-		Name: "plugin " + sp.Name, Start: p.start, Backoff: opts.RestartBackoff,
-		Grace: p.cfg.CancelGrace, Logger: p.cfg.Logger,
-	}, first)
+	if lease.Sup != nil {
+		p.sup, p.release = lease.Sup, lease.Release
+		p.loadID = fmt.Sprintf("%s/%s/%d", opts.SessionID, sp.Name, loadIDs.Add(1))
+	} else {
+		p.sup = supervise.New(supervise.Config[*Process]{
+			Name: "plugin " + sp.Name, Start: p.start, Backoff: opts.RestartBackoff,
+			Grace: p.cfg.CancelGrace, Logger: p.cfg.Logger,
+		}, first)
+	}
 	keep := false
 	defer func() {
 		if !keep {
@@ -284,6 +326,7 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 		Session:     pluginrpc.Session{ID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},
 		Tools:       toLoad,
 		ToolConfigs: wireConfigs,
+		LoadID:      p.loadID,
 	}
 	for _, name := range toLoad {
 		if len(described[name].Capabilities) > 0 {
@@ -295,6 +338,7 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options) (out plugi
 		out.failures = append(out.failures, fmt.Sprintf("%s (load: %v)", sp.Name, err))
 		return out
 	}
+	p.loadedOn = first
 	for _, tl := range loads {
 		d := described[tl.Name]
 		// A reason is one line of a status or an error.
@@ -357,7 +401,22 @@ type Plugin struct {
 	// stateDir is the plugin's state dir in the session ("" = none), where
 	// the full text of a result the host cut is saved.
 	stateDir string
+
+	// A shared process (Pool): release gives it back, loadID names the
+	// session's load in it. Both are zero for a process of its own.
+	release func()
+	loadID  string
+	// mu guards loadedOn, the process the session's tools were loaded
+	// into (a shared process restarted by its pool needs a new Load), and
+	// stopHost, which stops serving the capabilities of that load.
+	mu       sync.Mutex
+	loadedOn *Process
+	stopHost func()
+	closed   sync.Once
 }
+
+// loadIDs numbers the loads of shared processes.
+var loadIDs atomic.Uint64
 
 // Name is the plugin's name.
 func (p *Plugin) Name() string { return p.name }
@@ -368,21 +427,120 @@ func (p *Plugin) Current() *Process {
 	return cur
 }
 
-// Close stops the plugin for good.
-func (p *Plugin) Close() { p.sup.Close() }
+// Shared reports whether the plugin's process is shared with other
+// sessions (see Pool).
+func (p *Plugin) Shared() bool { return p.release != nil }
+
+// Close stops the plugin for good: its own process, or, for a shared one,
+// the session's load in it (the pool stops the process once its last
+// session is done).
+func (p *Plugin) Close() {
+	if p.release == nil {
+		p.sup.Close()
+		return
+	}
+	p.closed.Do(func() {
+		p.mu.Lock()
+		on, stop := p.loadedOn, p.stopHost
+		p.loadedOn, p.stopHost = nil, nil
+		p.mu.Unlock()
+		if on != nil && !on.Exited() {
+			ctx, cancel := context.WithTimeout(context.Background(), unloadTimeout)
+			if err := on.rpc.Unload(ctx, p.loadID); err != nil {
+				p.cfg.Logger.Debug("unload", "plugin", p.name, "error", err)
+			}
+			cancel()
+		}
+		if stop != nil {
+			stop()
+		}
+		p.release()
+	})
+}
+
+// unloadTimeout bounds the Unload of a session's load from a shared process.
+const unloadTimeout = 5 * time.Second
+
+// loadAttempts bounds the Loads of a session into a shared process whose
+// dial of the session's capability server timed out (see load).
+const loadAttempts = 3
 
 // load sends the Load request to a process, serving the host capabilities
 // on its broker first when its tools need some.
+//
+// A shared process may get many Loads at once (a server opening dozens of
+// sessions), each with a brokered capability server of its own; go-plugin's
+// broker gives the plugin 5 s to learn where one listens, which a starved
+// machine can miss. Such a Load, which constructed nothing, is sent again
+// with a new brokered server.
 func (p *Plugin) load(ctx context.Context, cur *Process) ([]pluginrpc.ToolLoad, error) {
+	for attempt := 1; ; attempt++ {
+		loads, err := p.loadOnce(ctx, cur)
+		if err == nil || p.release == nil || attempt == loadAttempts || ctx.Err() != nil ||
+			!strings.Contains(err.Error(), pluginrpc.DialHostFailed) {
+			return loads, err
+		}
+		p.cfg.Logger.Warn("load again: the plugin could not reach the session's capability server", "plugin", p.name, "error", err)
+	}
+}
+
+func (p *Plugin) loadOnce(ctx context.Context, cur *Process) ([]pluginrpc.ToolLoad, error) {
 	req := p.req
 	// A brokered server nobody dials would wait for nothing: serve only to
 	// plugins whose tools ask for capabilities.
 	if p.needCaps {
-		req.CapabilityBrokerID, req.Capabilities = cur.rpc.ServeHost(p.host), p.host.Offered()
+		if p.release != nil {
+			// A shared process outlives the session's load: its capability
+			// server stops with the load.
+			id, stop := cur.rpc.ServeHostStoppable(p.host)
+			req.CapabilityBrokerID, req.Capabilities = id, p.host.Offered()
+			if p.stopHost != nil {
+				p.stopHost()
+			}
+			p.stopHost = stop
+		} else {
+			req.CapabilityBrokerID, req.Capabilities = cur.rpc.ServeHost(p.host), p.host.Offered()
+		}
 	}
 	lctx, cancel := context.WithTimeout(ctx, loadTimeout)
 	defer cancel()
 	return cur.rpc.Load(lctx, req)
+}
+
+// loadedInto makes sure the session's tools are loaded into cur, the
+// shared process its pool runs now: after a restart, the session loads
+// them again before its next call.
+func (p *Plugin) loadedInto(ctx context.Context, cur *Process) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.loadedOn == cur {
+		return nil
+	}
+	loads, err := p.load(ctx, cur)
+	if err == nil {
+		err = p.reloaded(loads)
+	}
+	if err != nil {
+		return fmt.Errorf("plugin %s: its process was restarted and the session's tools could not be loaded again: %w", p.name, err)
+	}
+	p.loadedOn = cur
+	return nil
+}
+
+// reloaded says which of the tools that loaded at first did not load again.
+func (p *Plugin) reloaded(loads []pluginrpc.ToolLoad) error {
+	var missing []string
+	for _, name := range p.loaded {
+		if !slices.ContainsFunc(loads, func(tl pluginrpc.ToolLoad) bool {
+			return tl.Name == name && tl.Status == pluginrpc.StatusLoaded
+		}) {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("tools %s did not load again", strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // start launches a new process and loads the tools that loaded at first;
@@ -397,17 +555,9 @@ func (p *Plugin) start(ctx context.Context) (*Process, error) {
 		cur.Kill()
 		return nil, fmt.Errorf("load: %w", err)
 	}
-	var missing []string
-	for _, name := range p.loaded {
-		if !slices.ContainsFunc(loads, func(tl pluginrpc.ToolLoad) bool {
-			return tl.Name == name && tl.Status == pluginrpc.StatusLoaded
-		}) {
-			missing = append(missing, name)
-		}
-	}
-	if len(missing) > 0 {
+	if err := p.reloaded(loads); err != nil {
 		cur.Kill()
-		return nil, fmt.Errorf("tools %s did not load again", strings.Join(missing, ", "))
+		return nil, err
 	}
 	return cur, nil
 }

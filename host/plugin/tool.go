@@ -42,10 +42,18 @@ func (t *tool) Call(ctx context.Context, id string, args json.RawMessage) toolse
 	if err != nil {
 		return toolset.RuntimeError(err)
 	}
+	if t.plugin.release != nil {
+		if err := t.plugin.loadedInto(ctx, cur); err != nil {
+			if cur.Exited() {
+				sup.Broken(cur)
+			}
+			return toolset.RuntimeError(err)
+		}
+	}
 	release := sup.Guard(ctx, cur)
 	defer t.plugin.calls.start(id, t.spec.Name)()
 	defer t.routeProgress(ctx, id)()
-	res, err := cur.Call(ctx, pluginrpc.CallRequest{ToolCallID: id, ToolName: t.spec.Name, Arguments: args})
+	res, err := cur.Call(ctx, pluginrpc.CallRequest{ToolCallID: id, ToolName: t.spec.Name, Arguments: args, LoadID: t.plugin.loadID})
 	release()
 	if errors.Is(err, pluginrpc.ErrEmptyResult) {
 		return toolset.RuntimeError(err)

@@ -28,11 +28,11 @@ type Client struct {
 	plugin pluginv1.PluginClient
 	conn   *grpc.ClientConn
 	calls  *callStream
-	serve  func(HostServer) uint32
+	serve  func(HostServer) (uint32, func())
 	done   <-chan struct{}
 }
 
-func newClient(conn *grpc.ClientConn, serve func(HostServer) uint32, done <-chan struct{}) *Client {
+func newClient(conn *grpc.ClientConn, serve func(HostServer) (uint32, func()), done <-chan struct{}) *Client {
 	pc := pluginv1.NewPluginClient(conn)
 	return &Client{plugin: pc, conn: conn, calls: newCallStream(pc), serve: serve, done: done}
 }
@@ -92,7 +92,22 @@ func (c *Client) Ping(ctx context.Context) error {
 // streams of the connection for a remote tool server. It returns the id to
 // send as LoadRequest.CapabilityBrokerID (0 on a remote connection, where
 // none is needed). Serve once per Load.
-func (c *Client) ServeHost(h HostServer) uint32 { return c.serve(h) }
+func (c *Client) ServeHost(h HostServer) uint32 {
+	id, _ := c.serve(h)
+	return id
+}
+
+// ServeHostStoppable is ServeHost for one load among several of a shared
+// process: stop stops serving h (the load was unloaded), where the
+// connection's own end would otherwise be the only end of it.
+func (c *Client) ServeHostStoppable(h HostServer) (id uint32, stop func()) { return c.serve(h) }
+
+// Unload asks a plugin that serves several loads (Description.SharedLoads)
+// to drop the load loadID.
+func (c *Client) Unload(ctx context.Context, loadID string) error {
+	_, err := c.plugin.Unload(ctx, &pluginv1.UnloadRequest{LoadId: loadID})
+	return err
+}
 
 // Done is closed once the plugin's connection has ended: a launched
 // plugin's process has exited (and its output has been read), a remote

@@ -12,7 +12,7 @@ import (
 
 // toProtoDescription converts a Description to its wire form.
 func toProtoDescription(d Description) *pluginv1.DescribeResponse {
-	resp := &pluginv1.DescribeResponse{SdkVersion: d.SDKVersion}
+	resp := &pluginv1.DescribeResponse{SdkVersion: d.SDKVersion, SharedLoads: d.SharedLoads}
 	for _, t := range d.Tools {
 		resp.Tools = append(resp.Tools, &pluginv1.ToolSpec{
 			Name: t.Name, Description: t.Description, ParametersSchema: string(t.ParametersSchema),
@@ -25,7 +25,7 @@ func toProtoDescription(d Description) *pluginv1.DescribeResponse {
 
 // fromProtoDescription converts a Describe answer to a Description.
 func fromProtoDescription(resp *pluginv1.DescribeResponse) Description {
-	d := Description{SDKVersion: resp.GetSdkVersion()}
+	d := Description{SDKVersion: resp.GetSdkVersion(), SharedLoads: resp.GetSharedLoads()}
 	for _, t := range resp.GetTools() {
 		d.Tools = append(d.Tools, fromProtoToolSpec(t))
 	}
@@ -96,7 +96,7 @@ func fromProtoSession(s *pluginv1.SessionInfo) Session {
 func toProtoLoadRequest(r LoadRequest) *pluginv1.LoadRequest {
 	return &pluginv1.LoadRequest{
 		CapabilityBrokerId: r.CapabilityBrokerID, Capabilities: r.Capabilities,
-		Session: toProtoSession(r.Session), Tools: r.Tools, ToolConfigs: r.ToolConfigs,
+		Session: toProtoSession(r.Session), Tools: r.Tools, ToolConfigs: r.ToolConfigs, LoadId: r.LoadID,
 	}
 }
 
@@ -104,7 +104,7 @@ func toProtoLoadRequest(r LoadRequest) *pluginv1.LoadRequest {
 func fromProtoLoadRequest(r *pluginv1.LoadRequest) LoadRequest {
 	return LoadRequest{
 		CapabilityBrokerID: r.GetCapabilityBrokerId(), Capabilities: r.GetCapabilities(),
-		Session: fromProtoSession(r.GetSession()), Tools: r.GetTools(), ToolConfigs: r.GetToolConfigs(),
+		Session: fromProtoSession(r.GetSession()), Tools: r.GetTools(), ToolConfigs: r.GetToolConfigs(), LoadID: r.GetLoadId(),
 	}
 }
 
@@ -140,12 +140,12 @@ func fromProtoLoadResponse(resp *pluginv1.LoadResponse) []ToolLoad {
 
 // toProtoCallRequest converts a CallRequest to its wire form.
 func toProtoCallRequest(r CallRequest) *pluginv1.CallRequest {
-	return &pluginv1.CallRequest{ToolCallId: r.ToolCallID, ToolName: r.ToolName, Arguments: string(r.Arguments)}
+	return &pluginv1.CallRequest{ToolCallId: r.ToolCallID, ToolName: r.ToolName, Arguments: string(r.Arguments), LoadId: r.LoadID}
 }
 
 // fromProtoCallRequest converts a wire Call request.
 func fromProtoCallRequest(r *pluginv1.CallRequest) CallRequest {
-	return CallRequest{ToolCallID: r.GetToolCallId(), ToolName: r.GetToolName(), Arguments: json.RawMessage(r.GetArguments())}
+	return CallRequest{ToolCallID: r.GetToolCallId(), ToolName: r.GetToolName(), Arguments: json.RawMessage(r.GetArguments()), LoadID: r.GetLoadId()}
 }
 
 // toProtoResult converts a Result to its wire form.

@@ -298,7 +298,7 @@ func DialNetwork(ctx context.Context, addr string, cfg *tls.Config, logger hclog
 		return nil, err
 	}
 	c := &NetworkConn{conn: gc, raw: rec, sess: sess}
-	c.Client = newClient(gc, c.serveHost, sess.CloseChan())
+	c.Client = newClient(gc, func(h HostServer) (uint32, func()) { return c.serveHost(h), func() {} }, sess.CloseChan())
 	return c, nil
 }
 

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/kosong-host/kosong-host/pluginsdk/proto/pluginv1"
 )
@@ -26,6 +29,17 @@ type Server interface {
 	// Call runs one tool call; ctx ends when the host cancels the call.
 	Call(ctx context.Context, req CallRequest) (Result, error)
 }
+
+// Unloader is a Server that serves several loads in one process
+// (Description.SharedLoads): Unload drops one load's tools and closes its
+// connection to the host's capability server.
+type Unloader interface {
+	Unload(ctx context.Context, loadID string) error
+}
+
+// DialHostFailed begins the error of a Load whose plugin could not reach
+// the host's capability server.
+const DialHostFailed = "dial host capability server"
 
 // DialHost connects to the host's capability server named in a Load request.
 type DialHost func() (*HostClient, error)
@@ -69,14 +83,35 @@ func (p *Plugin) GRPCServer(broker *plugin.GRPCBroker, s *grpc.Server) error {
 // options alone leave gRPC's 4 MB default); ctx is go-plugin's, which ends
 // when the plugin process exits.
 func (p *Plugin) GRPCClient(ctx context.Context, broker *plugin.GRPCBroker, conn *grpc.ClientConn) (any, error) {
-	serve := func(h HostServer) uint32 {
+	serve := func(h HostServer) (uint32, func()) {
 		id := broker.NextId()
+		var (
+			mu      sync.Mutex
+			server  *grpc.Server
+			stopped bool
+		)
 		go broker.AcceptAndServe(id, func(opts []grpc.ServerOption) *grpc.Server {
 			s := grpc.NewServer(append(opts, ServerOptions()...)...)
 			RegisterHost(s, h)
+			mu.Lock()
+			server = s
+			if stopped {
+				// Stopped before it served: Serve returns at once.
+				s.Stop()
+			}
+			mu.Unlock()
 			return s
 		})
-		return id
+		// go-plugin serves a brokered server until the broker ends: a
+		// load of a shared process that goes away stops its own.
+		return id, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			stopped = true
+			if server != nil {
+				server.Stop()
+			}
+		}
 	}
 	return newClient(conn, serve, ctx.Done()), nil
 }
@@ -121,7 +156,7 @@ func (s *grpcServer) load(ctx context.Context, req *pluginv1.LoadRequest, dial f
 	loads, err := s.impl.Load(ctx, fromProtoLoadRequest(req), func() (*HostClient, error) {
 		conn, err := dial()
 		if err != nil {
-			return nil, fmt.Errorf("dial host capability server: %w", err)
+			return nil, fmt.Errorf("%s: %w", DialHostFailed, err)
 		}
 		return NewHostClient(conn), nil
 	})
@@ -129,6 +164,19 @@ func (s *grpcServer) load(ctx context.Context, req *pluginv1.LoadRequest, dial f
 		return nil, err
 	}
 	return toProtoLoadResponse(loads), nil
+}
+
+// Unload drops one load of a Server that serves several
+// (Unloader); Unimplemented for any other.
+func (s *grpcServer) Unload(ctx context.Context, req *pluginv1.UnloadRequest) (*pluginv1.UnloadResponse, error) {
+	u, ok := s.impl.(Unloader)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "this plugin serves one load per process")
+	}
+	if err := u.Unload(ctx, req.GetLoadId()); err != nil {
+		return nil, err
+	}
+	return &pluginv1.UnloadResponse{}, nil
 }
 
 func (s *grpcServer) Call(ctx context.Context, req *pluginv1.CallRequest) (*pluginv1.CallResponse, error) {

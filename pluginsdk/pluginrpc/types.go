@@ -45,6 +45,10 @@ type Description struct {
 	// SDKVersion is the version of the SDK the binary was built with.
 	SDKVersion string
 	Tools      []ToolSpec
+	// SharedLoads says the binary serves several loads in one process,
+	// each named by its LoadRequest.LoadID: a host may share the process
+	// between its sessions.
+	SharedLoads bool
 }
 
 // Session is the host's session, as one plugin sees it.
@@ -66,6 +70,10 @@ type LoadRequest struct {
 	Tools []string
 	// ToolConfigs holds each tool's config block as JSON text.
 	ToolConfigs map[string]string
+	// LoadID names the load among the process's loads (see
+	// Description.SharedLoads); a Load with the id of an earlier one
+	// replaces it. "" is the process's one load.
+	LoadID string
 }
 
 // LoadStatus is the outcome of constructing one tool.
@@ -105,6 +113,8 @@ type CallRequest struct {
 	ToolName   string
 	// Arguments as JSON, already validated by the host.
 	Arguments json.RawMessage
+	// LoadID is the load whose tool runs the call ("": the one load).
+	LoadID string
 }
 
 // ResultKind says whether a Result is a success, an error or a rejection.

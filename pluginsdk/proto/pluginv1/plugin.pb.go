@@ -347,7 +347,14 @@ type DescribeResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Tools []*ToolSpec            `protobuf:"bytes,1,rep,name=tools,proto3" json:"tools,omitempty"`
 	// Version of the pluginsdk the binary was built with.
-	SdkVersion    string `protobuf:"bytes,2,opt,name=sdk_version,json=sdkVersion,proto3" json:"sdk_version,omitempty"`
+	SdkVersion string `protobuf:"bytes,2,opt,name=sdk_version,json=sdkVersion,proto3" json:"sdk_version,omitempty"`
+	// The binary serves several loads in one process (each LoadRequest with
+	// its own load_id, its own tools, session and capability connection),
+	// so one process may serve several sessions of a host. False for a
+	// binary built before it, and for one whose tools keep state in the
+	// process that sessions must not share: the host then starts a process
+	// per session.
+	SharedLoads   bool `protobuf:"varint,3,opt,name=shared_loads,json=sharedLoads,proto3" json:"shared_loads,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -394,6 +401,13 @@ func (x *DescribeResponse) GetSdkVersion() string {
 		return x.SdkVersion
 	}
 	return ""
+}
+
+func (x *DescribeResponse) GetSharedLoads() bool {
+	if x != nil {
+		return x.SharedLoads
+	}
+	return false
 }
 
 type SessionInfo struct {
@@ -467,7 +481,11 @@ type LoadRequest struct {
 	// Tools to construct; empty means all.
 	Tools []string `protobuf:"bytes,4,rep,name=tools,proto3" json:"tools,omitempty"`
 	// Each tool's config block from agent.yaml, as JSON text.
-	ToolConfigs   map[string]string `protobuf:"bytes,5,rep,name=tool_configs,json=toolConfigs,proto3" json:"tool_configs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	ToolConfigs map[string]string `protobuf:"bytes,5,rep,name=tool_configs,json=toolConfigs,proto3" json:"tool_configs,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Names this load among the process's loads; a Load with the id of an
+	// earlier one replaces it. "" is the process's one load, as for a
+	// binary that does not declare shared_loads.
+	LoadId        string `protobuf:"bytes,6,opt,name=load_id,json=loadId,proto3" json:"load_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -535,6 +553,13 @@ func (x *LoadRequest) GetToolConfigs() map[string]string {
 		return x.ToolConfigs
 	}
 	return nil
+}
+
+func (x *LoadRequest) GetLoadId() string {
+	if x != nil {
+		return x.LoadId
+	}
+	return ""
 }
 
 type ToolLoad struct {
@@ -646,7 +671,9 @@ type CallRequest struct {
 	ToolCallId string                 `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
 	ToolName   string                 `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
 	// Arguments as JSON text, already validated by the host.
-	Arguments     string `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	Arguments string `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// The load whose tool runs the call (LoadRequest.load_id).
+	LoadId        string `protobuf:"bytes,4,opt,name=load_id,json=loadId,proto3" json:"load_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -702,6 +729,93 @@ func (x *CallRequest) GetArguments() string {
 	return ""
 }
 
+func (x *CallRequest) GetLoadId() string {
+	if x != nil {
+		return x.LoadId
+	}
+	return ""
+}
+
+type UnloadRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LoadId        string                 `protobuf:"bytes,1,opt,name=load_id,json=loadId,proto3" json:"load_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnloadRequest) Reset() {
+	*x = UnloadRequest{}
+	mi := &file_plugin_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnloadRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnloadRequest) ProtoMessage() {}
+
+func (x *UnloadRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnloadRequest.ProtoReflect.Descriptor instead.
+func (*UnloadRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *UnloadRequest) GetLoadId() string {
+	if x != nil {
+		return x.LoadId
+	}
+	return ""
+}
+
+type UnloadResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnloadResponse) Reset() {
+	*x = UnloadResponse{}
+	mi := &file_plugin_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnloadResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnloadResponse) ProtoMessage() {}
+
+func (x *UnloadResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnloadResponse.ProtoReflect.Descriptor instead.
+func (*UnloadResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{10}
+}
+
 // CallFrame is the host's half of the Calls stream.
 type CallFrame struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -719,7 +833,7 @@ type CallFrame struct {
 
 func (x *CallFrame) Reset() {
 	*x = CallFrame{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -731,7 +845,7 @@ func (x *CallFrame) String() string {
 func (*CallFrame) ProtoMessage() {}
 
 func (x *CallFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -744,7 +858,7 @@ func (x *CallFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallFrame.ProtoReflect.Descriptor instead.
 func (*CallFrame) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CallFrame) GetId() uint64 {
@@ -792,7 +906,7 @@ type CallEvent struct {
 
 func (x *CallEvent) Reset() {
 	*x = CallEvent{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -804,7 +918,7 @@ func (x *CallEvent) String() string {
 func (*CallEvent) ProtoMessage() {}
 
 func (x *CallEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -817,7 +931,7 @@ func (x *CallEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallEvent.ProtoReflect.Descriptor instead.
 func (*CallEvent) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CallEvent) GetId() uint64 {
@@ -862,7 +976,7 @@ type ContentPart struct {
 
 func (x *ContentPart) Reset() {
 	*x = ContentPart{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -874,7 +988,7 @@ func (x *ContentPart) String() string {
 func (*ContentPart) ProtoMessage() {}
 
 func (x *ContentPart) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -887,7 +1001,7 @@ func (x *ContentPart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentPart.ProtoReflect.Descriptor instead.
 func (*ContentPart) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ContentPart) GetPart() isContentPart_Part {
@@ -942,7 +1056,7 @@ type Image struct {
 
 func (x *Image) Reset() {
 	*x = Image{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -954,7 +1068,7 @@ func (x *Image) String() string {
 func (*Image) ProtoMessage() {}
 
 func (x *Image) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -967,7 +1081,7 @@ func (x *Image) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Image.ProtoReflect.Descriptor instead.
 func (*Image) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Image) GetMimeType() string {
@@ -1003,7 +1117,7 @@ type DisplayBlock struct {
 
 func (x *DisplayBlock) Reset() {
 	*x = DisplayBlock{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1015,7 +1129,7 @@ func (x *DisplayBlock) String() string {
 func (*DisplayBlock) ProtoMessage() {}
 
 func (x *DisplayBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1028,7 +1142,7 @@ func (x *DisplayBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisplayBlock.ProtoReflect.Descriptor instead.
 func (*DisplayBlock) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DisplayBlock) GetKind() string {
@@ -1057,7 +1171,7 @@ type ToolOk struct {
 
 func (x *ToolOk) Reset() {
 	*x = ToolOk{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1069,7 +1183,7 @@ func (x *ToolOk) String() string {
 func (*ToolOk) ProtoMessage() {}
 
 func (x *ToolOk) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1082,7 +1196,7 @@ func (x *ToolOk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolOk.ProtoReflect.Descriptor instead.
 func (*ToolOk) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ToolOk) GetOutput() []*ContentPart {
@@ -1128,7 +1242,7 @@ type ToolError struct {
 
 func (x *ToolError) Reset() {
 	*x = ToolError{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1140,7 +1254,7 @@ func (x *ToolError) String() string {
 func (*ToolError) ProtoMessage() {}
 
 func (x *ToolError) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1153,7 +1267,7 @@ func (x *ToolError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolError.ProtoReflect.Descriptor instead.
 func (*ToolError) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ToolError) GetMessage() string {
@@ -1200,7 +1314,7 @@ type ToolRejected struct {
 
 func (x *ToolRejected) Reset() {
 	*x = ToolRejected{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1212,7 +1326,7 @@ func (x *ToolRejected) String() string {
 func (*ToolRejected) ProtoMessage() {}
 
 func (x *ToolRejected) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1225,7 +1339,7 @@ func (x *ToolRejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolRejected.ProtoReflect.Descriptor instead.
 func (*ToolRejected) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ToolRejected) GetFeedback() string {
@@ -1249,7 +1363,7 @@ type CallResponse struct {
 
 func (x *CallResponse) Reset() {
 	*x = CallResponse{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1375,7 @@ func (x *CallResponse) String() string {
 func (*CallResponse) ProtoMessage() {}
 
 func (x *CallResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1388,7 @@ func (x *CallResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallResponse.ProtoReflect.Descriptor instead.
 func (*CallResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CallResponse) GetResult() isCallResponse_Result {
@@ -1347,7 +1461,7 @@ type ApprovalRequest struct {
 
 func (x *ApprovalRequest) Reset() {
 	*x = ApprovalRequest{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1359,7 +1473,7 @@ func (x *ApprovalRequest) String() string {
 func (*ApprovalRequest) ProtoMessage() {}
 
 func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1372,7 +1486,7 @@ func (x *ApprovalRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalRequest.ProtoReflect.Descriptor instead.
 func (*ApprovalRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ApprovalRequest) GetToolCallId() string {
@@ -1420,7 +1534,7 @@ type ApprovalResponse struct {
 
 func (x *ApprovalResponse) Reset() {
 	*x = ApprovalResponse{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1432,7 +1546,7 @@ func (x *ApprovalResponse) String() string {
 func (*ApprovalResponse) ProtoMessage() {}
 
 func (x *ApprovalResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1445,7 +1559,7 @@ func (x *ApprovalResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApprovalResponse.ProtoReflect.Descriptor instead.
 func (*ApprovalResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ApprovalResponse) GetApproved() bool {
@@ -1470,7 +1584,7 @@ type EnvironmentRequest struct {
 
 func (x *EnvironmentRequest) Reset() {
 	*x = EnvironmentRequest{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1482,7 +1596,7 @@ func (x *EnvironmentRequest) String() string {
 func (*EnvironmentRequest) ProtoMessage() {}
 
 func (x *EnvironmentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1495,7 +1609,7 @@ func (x *EnvironmentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvironmentRequest.ProtoReflect.Descriptor instead.
 func (*EnvironmentRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 type EnvironmentInfo struct {
@@ -1511,7 +1625,7 @@ type EnvironmentInfo struct {
 
 func (x *EnvironmentInfo) Reset() {
 	*x = EnvironmentInfo{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1523,7 +1637,7 @@ func (x *EnvironmentInfo) String() string {
 func (*EnvironmentInfo) ProtoMessage() {}
 
 func (x *EnvironmentInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1536,7 +1650,7 @@ func (x *EnvironmentInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnvironmentInfo.ProtoReflect.Descriptor instead.
 func (*EnvironmentInfo) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *EnvironmentInfo) GetOs() string {
@@ -1582,7 +1696,7 @@ type SessionRequest struct {
 
 func (x *SessionRequest) Reset() {
 	*x = SessionRequest{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1594,7 +1708,7 @@ func (x *SessionRequest) String() string {
 func (*SessionRequest) ProtoMessage() {}
 
 func (x *SessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1607,7 +1721,7 @@ func (x *SessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRequest.ProtoReflect.Descriptor instead.
 func (*SessionRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 type ConfigRequest struct {
@@ -1619,7 +1733,7 @@ type ConfigRequest struct {
 
 func (x *ConfigRequest) Reset() {
 	*x = ConfigRequest{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1631,7 +1745,7 @@ func (x *ConfigRequest) String() string {
 func (*ConfigRequest) ProtoMessage() {}
 
 func (x *ConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1644,7 +1758,7 @@ func (x *ConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigRequest.ProtoReflect.Descriptor instead.
 func (*ConfigRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ConfigRequest) GetToolName() string {
@@ -1664,7 +1778,7 @@ type ConfigResponse struct {
 
 func (x *ConfigResponse) Reset() {
 	*x = ConfigResponse{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1676,7 +1790,7 @@ func (x *ConfigResponse) String() string {
 func (*ConfigResponse) ProtoMessage() {}
 
 func (x *ConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1689,7 +1803,7 @@ func (x *ConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigResponse.ProtoReflect.Descriptor instead.
 func (*ConfigResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ConfigResponse) GetJson() string {
@@ -1715,7 +1829,7 @@ type ProgressReport struct {
 
 func (x *ProgressReport) Reset() {
 	*x = ProgressReport{}
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1727,7 +1841,7 @@ func (x *ProgressReport) String() string {
 func (*ProgressReport) ProtoMessage() {}
 
 func (x *ProgressReport) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1740,7 +1854,7 @@ func (x *ProgressReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgressReport.ProtoReflect.Descriptor instead.
 func (*ProgressReport) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{25}
+	return file_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ProgressReport) GetToolCallId() string {
@@ -1786,7 +1900,7 @@ type ProgressAck struct {
 
 func (x *ProgressAck) Reset() {
 	*x = ProgressAck{}
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1798,7 +1912,7 @@ func (x *ProgressAck) String() string {
 func (*ProgressAck) ProtoMessage() {}
 
 func (x *ProgressAck) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1811,7 +1925,7 @@ func (x *ProgressAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProgressAck.ProtoReflect.Descriptor instead.
 func (*ProgressAck) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{26}
+	return file_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 type QuestionOption struct {
@@ -1824,7 +1938,7 @@ type QuestionOption struct {
 
 func (x *QuestionOption) Reset() {
 	*x = QuestionOption{}
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1836,7 +1950,7 @@ func (x *QuestionOption) String() string {
 func (*QuestionOption) ProtoMessage() {}
 
 func (x *QuestionOption) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1849,7 +1963,7 @@ func (x *QuestionOption) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuestionOption.ProtoReflect.Descriptor instead.
 func (*QuestionOption) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{27}
+	return file_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *QuestionOption) GetLabel() string {
@@ -1879,7 +1993,7 @@ type Question struct {
 
 func (x *Question) Reset() {
 	*x = Question{}
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1891,7 +2005,7 @@ func (x *Question) String() string {
 func (*Question) ProtoMessage() {}
 
 func (x *Question) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1904,7 +2018,7 @@ func (x *Question) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Question.ProtoReflect.Descriptor instead.
 func (*Question) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{28}
+	return file_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Question) GetQuestion() string {
@@ -1947,7 +2061,7 @@ type QuestionRequest struct {
 
 func (x *QuestionRequest) Reset() {
 	*x = QuestionRequest{}
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1959,7 +2073,7 @@ func (x *QuestionRequest) String() string {
 func (*QuestionRequest) ProtoMessage() {}
 
 func (x *QuestionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1972,7 +2086,7 @@ func (x *QuestionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuestionRequest.ProtoReflect.Descriptor instead.
 func (*QuestionRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{29}
+	return file_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *QuestionRequest) GetToolCallId() string {
@@ -2009,7 +2123,7 @@ type QuestionResponse struct {
 
 func (x *QuestionResponse) Reset() {
 	*x = QuestionResponse{}
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2021,7 +2135,7 @@ func (x *QuestionResponse) String() string {
 func (*QuestionResponse) ProtoMessage() {}
 
 func (x *QuestionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2034,7 +2148,7 @@ func (x *QuestionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuestionResponse.ProtoReflect.Descriptor instead.
 func (*QuestionResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{30}
+	return file_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *QuestionResponse) GetAnswers() map[string]string {
@@ -2059,7 +2173,7 @@ type ModelRequest struct {
 
 func (x *ModelRequest) Reset() {
 	*x = ModelRequest{}
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2071,7 +2185,7 @@ func (x *ModelRequest) String() string {
 func (*ModelRequest) ProtoMessage() {}
 
 func (x *ModelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2084,7 +2198,7 @@ func (x *ModelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelRequest.ProtoReflect.Descriptor instead.
 func (*ModelRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{31}
+	return file_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 type ModelInfo struct {
@@ -2105,7 +2219,7 @@ type ModelInfo struct {
 
 func (x *ModelInfo) Reset() {
 	*x = ModelInfo{}
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2117,7 +2231,7 @@ func (x *ModelInfo) String() string {
 func (*ModelInfo) ProtoMessage() {}
 
 func (x *ModelInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[32]
+	mi := &file_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2130,7 +2244,7 @@ func (x *ModelInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModelInfo.ProtoReflect.Descriptor instead.
 func (*ModelInfo) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{32}
+	return file_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ModelInfo) GetProvider() string {
@@ -2186,7 +2300,7 @@ type EditorReadRequest struct {
 
 func (x *EditorReadRequest) Reset() {
 	*x = EditorReadRequest{}
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2198,7 +2312,7 @@ func (x *EditorReadRequest) String() string {
 func (*EditorReadRequest) ProtoMessage() {}
 
 func (x *EditorReadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[33]
+	mi := &file_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2211,7 +2325,7 @@ func (x *EditorReadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditorReadRequest.ProtoReflect.Descriptor instead.
 func (*EditorReadRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{33}
+	return file_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *EditorReadRequest) GetToolCallId() string {
@@ -2237,7 +2351,7 @@ type EditorReadResponse struct {
 
 func (x *EditorReadResponse) Reset() {
 	*x = EditorReadResponse{}
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2249,7 +2363,7 @@ func (x *EditorReadResponse) String() string {
 func (*EditorReadResponse) ProtoMessage() {}
 
 func (x *EditorReadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[34]
+	mi := &file_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2262,7 +2376,7 @@ func (x *EditorReadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditorReadResponse.ProtoReflect.Descriptor instead.
 func (*EditorReadResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{34}
+	return file_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *EditorReadResponse) GetContent() string {
@@ -2284,7 +2398,7 @@ type EditorWriteRequest struct {
 
 func (x *EditorWriteRequest) Reset() {
 	*x = EditorWriteRequest{}
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2296,7 +2410,7 @@ func (x *EditorWriteRequest) String() string {
 func (*EditorWriteRequest) ProtoMessage() {}
 
 func (x *EditorWriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[35]
+	mi := &file_plugin_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2309,7 +2423,7 @@ func (x *EditorWriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditorWriteRequest.ProtoReflect.Descriptor instead.
 func (*EditorWriteRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{35}
+	return file_plugin_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *EditorWriteRequest) GetToolCallId() string {
@@ -2341,7 +2455,7 @@ type EditorWriteResponse struct {
 
 func (x *EditorWriteResponse) Reset() {
 	*x = EditorWriteResponse{}
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2353,7 +2467,7 @@ func (x *EditorWriteResponse) String() string {
 func (*EditorWriteResponse) ProtoMessage() {}
 
 func (x *EditorWriteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[36]
+	mi := &file_plugin_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2366,7 +2480,7 @@ func (x *EditorWriteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EditorWriteResponse.ProtoReflect.Descriptor instead.
 func (*EditorWriteResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{36}
+	return file_plugin_proto_rawDescGZIP(), []int{38}
 }
 
 type TerminalRunRequest struct {
@@ -2385,7 +2499,7 @@ type TerminalRunRequest struct {
 
 func (x *TerminalRunRequest) Reset() {
 	*x = TerminalRunRequest{}
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2397,7 +2511,7 @@ func (x *TerminalRunRequest) String() string {
 func (*TerminalRunRequest) ProtoMessage() {}
 
 func (x *TerminalRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[37]
+	mi := &file_plugin_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2410,7 +2524,7 @@ func (x *TerminalRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TerminalRunRequest.ProtoReflect.Descriptor instead.
 func (*TerminalRunRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{37}
+	return file_plugin_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *TerminalRunRequest) GetToolCallId() string {
@@ -2463,7 +2577,7 @@ type TerminalRunResponse struct {
 
 func (x *TerminalRunResponse) Reset() {
 	*x = TerminalRunResponse{}
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2475,7 +2589,7 @@ func (x *TerminalRunResponse) String() string {
 func (*TerminalRunResponse) ProtoMessage() {}
 
 func (x *TerminalRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[38]
+	mi := &file_plugin_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2488,7 +2602,7 @@ func (x *TerminalRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TerminalRunResponse.ProtoReflect.Descriptor instead.
 func (*TerminalRunResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{38}
+	return file_plugin_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *TerminalRunResponse) GetOutput() string {
@@ -2545,21 +2659,23 @@ const file_plugin_proto_rawDesc = "" +
 	"\fHINT_UNKNOWN\x10\x00\x12\r\n" +
 	"\tHINT_TRUE\x10\x01\x12\x0e\n" +
 	"\n" +
-	"HINT_FALSE\x10\x02\"e\n" +
+	"HINT_FALSE\x10\x02\"\x88\x01\n" +
 	"\x10DescribeResponse\x120\n" +
 	"\x05tools\x18\x01 \x03(\v2\x1a.kosong.plugin.v1.ToolSpecR\x05tools\x12\x1f\n" +
 	"\vsdk_version\x18\x02 \x01(\tR\n" +
-	"sdkVersion\"U\n" +
+	"sdkVersion\x12!\n" +
+	"\fshared_loads\x18\x03 \x01(\bR\vsharedLoads\"U\n" +
 	"\vSessionInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x19\n" +
 	"\bwork_dir\x18\x02 \x01(\tR\aworkDir\x12\x1b\n" +
-	"\tstate_dir\x18\x03 \x01(\tR\bstateDir\"\xc5\x02\n" +
+	"\tstate_dir\x18\x03 \x01(\tR\bstateDir\"\xde\x02\n" +
 	"\vLoadRequest\x120\n" +
 	"\x14capability_broker_id\x18\x01 \x01(\rR\x12capabilityBrokerId\x12\"\n" +
 	"\fcapabilities\x18\x02 \x03(\tR\fcapabilities\x127\n" +
 	"\asession\x18\x03 \x01(\v2\x1d.kosong.plugin.v1.SessionInfoR\asession\x12\x14\n" +
 	"\x05tools\x18\x04 \x03(\tR\x05tools\x12Q\n" +
-	"\ftool_configs\x18\x05 \x03(\v2..kosong.plugin.v1.LoadRequest.ToolConfigsEntryR\vtoolConfigs\x1a>\n" +
+	"\ftool_configs\x18\x05 \x03(\v2..kosong.plugin.v1.LoadRequest.ToolConfigsEntryR\vtoolConfigs\x12\x17\n" +
+	"\aload_id\x18\x06 \x01(\tR\x06loadId\x1a>\n" +
 	"\x10ToolConfigsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xcd\x01\n" +
@@ -2573,12 +2689,16 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0eSTATUS_SKIPPED\x10\x02\x12\x11\n" +
 	"\rSTATUS_FAILED\x10\x03\"@\n" +
 	"\fLoadResponse\x120\n" +
-	"\x05tools\x18\x01 \x03(\v2\x1a.kosong.plugin.v1.ToolLoadR\x05tools\"j\n" +
+	"\x05tools\x18\x01 \x03(\v2\x1a.kosong.plugin.v1.ToolLoadR\x05tools\"\x83\x01\n" +
 	"\vCallRequest\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12\x1c\n" +
-	"\targuments\x18\x03 \x01(\tR\targuments\"\x85\x01\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\x12\x17\n" +
+	"\aload_id\x18\x04 \x01(\tR\x06loadId\"(\n" +
+	"\rUnloadRequest\x12\x17\n" +
+	"\aload_id\x18\x01 \x01(\tR\x06loadId\"\x10\n" +
+	"\x0eUnloadResponse\"\x85\x01\n" +
 	"\tCallFrame\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x121\n" +
 	"\x04call\x18\x02 \x01(\v2\x1d.kosong.plugin.v1.CallRequestR\x04call\x12\x1d\n" +
@@ -2701,12 +2821,13 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06output\x18\x01 \x01(\tR\x06output\x12\x1c\n" +
 	"\ttruncated\x18\x02 \x01(\bR\ttruncated\x12\x1b\n" +
 	"\texit_code\x18\x03 \x01(\x05R\bexitCode\x12\x16\n" +
-	"\x06signal\x18\x04 \x01(\tR\x06signal2\xb0\x02\n" +
+	"\x06signal\x18\x04 \x01(\tR\x06signal2\xfd\x02\n" +
 	"\x06Plugin\x12Q\n" +
 	"\bDescribe\x12!.kosong.plugin.v1.DescribeRequest\x1a\".kosong.plugin.v1.DescribeResponse\x12E\n" +
 	"\x04Load\x12\x1d.kosong.plugin.v1.LoadRequest\x1a\x1e.kosong.plugin.v1.LoadResponse\x12E\n" +
 	"\x04Call\x12\x1d.kosong.plugin.v1.CallRequest\x1a\x1e.kosong.plugin.v1.CallResponse\x12E\n" +
-	"\x05Calls\x12\x1b.kosong.plugin.v1.CallFrame\x1a\x1b.kosong.plugin.v1.CallEvent(\x010\x012\\\n" +
+	"\x05Calls\x12\x1b.kosong.plugin.v1.CallFrame\x1a\x1b.kosong.plugin.v1.CallEvent(\x010\x01\x12K\n" +
+	"\x06Unload\x12\x1f.kosong.plugin.v1.UnloadRequest\x1a .kosong.plugin.v1.UnloadResponse2\\\n" +
 	"\bApproval\x12P\n" +
 	"\aRequest\x12!.kosong.plugin.v1.ApprovalRequest\x1a\".kosong.plugin.v1.ApprovalResponse2]\n" +
 	"\vEnvironment\x12N\n" +
@@ -2740,7 +2861,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_plugin_proto_goTypes = []any{
 	(ToolAnnotations_Hint)(0),   // 0: kosong.plugin.v1.ToolAnnotations.Hint
 	(ToolLoad_Status)(0),        // 1: kosong.plugin.v1.ToolLoad.Status
@@ -2753,38 +2874,40 @@ var file_plugin_proto_goTypes = []any{
 	(*ToolLoad)(nil),            // 8: kosong.plugin.v1.ToolLoad
 	(*LoadResponse)(nil),        // 9: kosong.plugin.v1.LoadResponse
 	(*CallRequest)(nil),         // 10: kosong.plugin.v1.CallRequest
-	(*CallFrame)(nil),           // 11: kosong.plugin.v1.CallFrame
-	(*CallEvent)(nil),           // 12: kosong.plugin.v1.CallEvent
-	(*ContentPart)(nil),         // 13: kosong.plugin.v1.ContentPart
-	(*Image)(nil),               // 14: kosong.plugin.v1.Image
-	(*DisplayBlock)(nil),        // 15: kosong.plugin.v1.DisplayBlock
-	(*ToolOk)(nil),              // 16: kosong.plugin.v1.ToolOk
-	(*ToolError)(nil),           // 17: kosong.plugin.v1.ToolError
-	(*ToolRejected)(nil),        // 18: kosong.plugin.v1.ToolRejected
-	(*CallResponse)(nil),        // 19: kosong.plugin.v1.CallResponse
-	(*ApprovalRequest)(nil),     // 20: kosong.plugin.v1.ApprovalRequest
-	(*ApprovalResponse)(nil),    // 21: kosong.plugin.v1.ApprovalResponse
-	(*EnvironmentRequest)(nil),  // 22: kosong.plugin.v1.EnvironmentRequest
-	(*EnvironmentInfo)(nil),     // 23: kosong.plugin.v1.EnvironmentInfo
-	(*SessionRequest)(nil),      // 24: kosong.plugin.v1.SessionRequest
-	(*ConfigRequest)(nil),       // 25: kosong.plugin.v1.ConfigRequest
-	(*ConfigResponse)(nil),      // 26: kosong.plugin.v1.ConfigResponse
-	(*ProgressReport)(nil),      // 27: kosong.plugin.v1.ProgressReport
-	(*ProgressAck)(nil),         // 28: kosong.plugin.v1.ProgressAck
-	(*QuestionOption)(nil),      // 29: kosong.plugin.v1.QuestionOption
-	(*Question)(nil),            // 30: kosong.plugin.v1.Question
-	(*QuestionRequest)(nil),     // 31: kosong.plugin.v1.QuestionRequest
-	(*QuestionResponse)(nil),    // 32: kosong.plugin.v1.QuestionResponse
-	(*ModelRequest)(nil),        // 33: kosong.plugin.v1.ModelRequest
-	(*ModelInfo)(nil),           // 34: kosong.plugin.v1.ModelInfo
-	(*EditorReadRequest)(nil),   // 35: kosong.plugin.v1.EditorReadRequest
-	(*EditorReadResponse)(nil),  // 36: kosong.plugin.v1.EditorReadResponse
-	(*EditorWriteRequest)(nil),  // 37: kosong.plugin.v1.EditorWriteRequest
-	(*EditorWriteResponse)(nil), // 38: kosong.plugin.v1.EditorWriteResponse
-	(*TerminalRunRequest)(nil),  // 39: kosong.plugin.v1.TerminalRunRequest
-	(*TerminalRunResponse)(nil), // 40: kosong.plugin.v1.TerminalRunResponse
-	nil,                         // 41: kosong.plugin.v1.LoadRequest.ToolConfigsEntry
-	nil,                         // 42: kosong.plugin.v1.QuestionResponse.AnswersEntry
+	(*UnloadRequest)(nil),       // 11: kosong.plugin.v1.UnloadRequest
+	(*UnloadResponse)(nil),      // 12: kosong.plugin.v1.UnloadResponse
+	(*CallFrame)(nil),           // 13: kosong.plugin.v1.CallFrame
+	(*CallEvent)(nil),           // 14: kosong.plugin.v1.CallEvent
+	(*ContentPart)(nil),         // 15: kosong.plugin.v1.ContentPart
+	(*Image)(nil),               // 16: kosong.plugin.v1.Image
+	(*DisplayBlock)(nil),        // 17: kosong.plugin.v1.DisplayBlock
+	(*ToolOk)(nil),              // 18: kosong.plugin.v1.ToolOk
+	(*ToolError)(nil),           // 19: kosong.plugin.v1.ToolError
+	(*ToolRejected)(nil),        // 20: kosong.plugin.v1.ToolRejected
+	(*CallResponse)(nil),        // 21: kosong.plugin.v1.CallResponse
+	(*ApprovalRequest)(nil),     // 22: kosong.plugin.v1.ApprovalRequest
+	(*ApprovalResponse)(nil),    // 23: kosong.plugin.v1.ApprovalResponse
+	(*EnvironmentRequest)(nil),  // 24: kosong.plugin.v1.EnvironmentRequest
+	(*EnvironmentInfo)(nil),     // 25: kosong.plugin.v1.EnvironmentInfo
+	(*SessionRequest)(nil),      // 26: kosong.plugin.v1.SessionRequest
+	(*ConfigRequest)(nil),       // 27: kosong.plugin.v1.ConfigRequest
+	(*ConfigResponse)(nil),      // 28: kosong.plugin.v1.ConfigResponse
+	(*ProgressReport)(nil),      // 29: kosong.plugin.v1.ProgressReport
+	(*ProgressAck)(nil),         // 30: kosong.plugin.v1.ProgressAck
+	(*QuestionOption)(nil),      // 31: kosong.plugin.v1.QuestionOption
+	(*Question)(nil),            // 32: kosong.plugin.v1.Question
+	(*QuestionRequest)(nil),     // 33: kosong.plugin.v1.QuestionRequest
+	(*QuestionResponse)(nil),    // 34: kosong.plugin.v1.QuestionResponse
+	(*ModelRequest)(nil),        // 35: kosong.plugin.v1.ModelRequest
+	(*ModelInfo)(nil),           // 36: kosong.plugin.v1.ModelInfo
+	(*EditorReadRequest)(nil),   // 37: kosong.plugin.v1.EditorReadRequest
+	(*EditorReadResponse)(nil),  // 38: kosong.plugin.v1.EditorReadResponse
+	(*EditorWriteRequest)(nil),  // 39: kosong.plugin.v1.EditorWriteRequest
+	(*EditorWriteResponse)(nil), // 40: kosong.plugin.v1.EditorWriteResponse
+	(*TerminalRunRequest)(nil),  // 41: kosong.plugin.v1.TerminalRunRequest
+	(*TerminalRunResponse)(nil), // 42: kosong.plugin.v1.TerminalRunResponse
+	nil,                         // 43: kosong.plugin.v1.LoadRequest.ToolConfigsEntry
+	nil,                         // 44: kosong.plugin.v1.QuestionResponse.AnswersEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	4,  // 0: kosong.plugin.v1.ToolSpec.annotations:type_name -> kosong.plugin.v1.ToolAnnotations
@@ -2794,53 +2917,55 @@ var file_plugin_proto_depIdxs = []int32{
 	0,  // 4: kosong.plugin.v1.ToolAnnotations.open_world:type_name -> kosong.plugin.v1.ToolAnnotations.Hint
 	3,  // 5: kosong.plugin.v1.DescribeResponse.tools:type_name -> kosong.plugin.v1.ToolSpec
 	6,  // 6: kosong.plugin.v1.LoadRequest.session:type_name -> kosong.plugin.v1.SessionInfo
-	41, // 7: kosong.plugin.v1.LoadRequest.tool_configs:type_name -> kosong.plugin.v1.LoadRequest.ToolConfigsEntry
+	43, // 7: kosong.plugin.v1.LoadRequest.tool_configs:type_name -> kosong.plugin.v1.LoadRequest.ToolConfigsEntry
 	1,  // 8: kosong.plugin.v1.ToolLoad.status:type_name -> kosong.plugin.v1.ToolLoad.Status
 	8,  // 9: kosong.plugin.v1.LoadResponse.tools:type_name -> kosong.plugin.v1.ToolLoad
 	10, // 10: kosong.plugin.v1.CallFrame.call:type_name -> kosong.plugin.v1.CallRequest
-	19, // 11: kosong.plugin.v1.CallEvent.response:type_name -> kosong.plugin.v1.CallResponse
-	14, // 12: kosong.plugin.v1.ContentPart.image:type_name -> kosong.plugin.v1.Image
-	13, // 13: kosong.plugin.v1.ToolOk.output:type_name -> kosong.plugin.v1.ContentPart
-	15, // 14: kosong.plugin.v1.ToolOk.display:type_name -> kosong.plugin.v1.DisplayBlock
-	13, // 15: kosong.plugin.v1.ToolError.output:type_name -> kosong.plugin.v1.ContentPart
-	15, // 16: kosong.plugin.v1.ToolError.display:type_name -> kosong.plugin.v1.DisplayBlock
-	16, // 17: kosong.plugin.v1.CallResponse.ok:type_name -> kosong.plugin.v1.ToolOk
-	17, // 18: kosong.plugin.v1.CallResponse.error:type_name -> kosong.plugin.v1.ToolError
-	18, // 19: kosong.plugin.v1.CallResponse.rejected:type_name -> kosong.plugin.v1.ToolRejected
-	15, // 20: kosong.plugin.v1.ApprovalRequest.display:type_name -> kosong.plugin.v1.DisplayBlock
-	29, // 21: kosong.plugin.v1.Question.options:type_name -> kosong.plugin.v1.QuestionOption
-	30, // 22: kosong.plugin.v1.QuestionRequest.questions:type_name -> kosong.plugin.v1.Question
-	42, // 23: kosong.plugin.v1.QuestionResponse.answers:type_name -> kosong.plugin.v1.QuestionResponse.AnswersEntry
+	21, // 11: kosong.plugin.v1.CallEvent.response:type_name -> kosong.plugin.v1.CallResponse
+	16, // 12: kosong.plugin.v1.ContentPart.image:type_name -> kosong.plugin.v1.Image
+	15, // 13: kosong.plugin.v1.ToolOk.output:type_name -> kosong.plugin.v1.ContentPart
+	17, // 14: kosong.plugin.v1.ToolOk.display:type_name -> kosong.plugin.v1.DisplayBlock
+	15, // 15: kosong.plugin.v1.ToolError.output:type_name -> kosong.plugin.v1.ContentPart
+	17, // 16: kosong.plugin.v1.ToolError.display:type_name -> kosong.plugin.v1.DisplayBlock
+	18, // 17: kosong.plugin.v1.CallResponse.ok:type_name -> kosong.plugin.v1.ToolOk
+	19, // 18: kosong.plugin.v1.CallResponse.error:type_name -> kosong.plugin.v1.ToolError
+	20, // 19: kosong.plugin.v1.CallResponse.rejected:type_name -> kosong.plugin.v1.ToolRejected
+	17, // 20: kosong.plugin.v1.ApprovalRequest.display:type_name -> kosong.plugin.v1.DisplayBlock
+	31, // 21: kosong.plugin.v1.Question.options:type_name -> kosong.plugin.v1.QuestionOption
+	32, // 22: kosong.plugin.v1.QuestionRequest.questions:type_name -> kosong.plugin.v1.Question
+	44, // 23: kosong.plugin.v1.QuestionResponse.answers:type_name -> kosong.plugin.v1.QuestionResponse.AnswersEntry
 	2,  // 24: kosong.plugin.v1.Plugin.Describe:input_type -> kosong.plugin.v1.DescribeRequest
 	7,  // 25: kosong.plugin.v1.Plugin.Load:input_type -> kosong.plugin.v1.LoadRequest
 	10, // 26: kosong.plugin.v1.Plugin.Call:input_type -> kosong.plugin.v1.CallRequest
-	11, // 27: kosong.plugin.v1.Plugin.Calls:input_type -> kosong.plugin.v1.CallFrame
-	20, // 28: kosong.plugin.v1.Approval.Request:input_type -> kosong.plugin.v1.ApprovalRequest
-	22, // 29: kosong.plugin.v1.Environment.Get:input_type -> kosong.plugin.v1.EnvironmentRequest
-	24, // 30: kosong.plugin.v1.Session.Get:input_type -> kosong.plugin.v1.SessionRequest
-	25, // 31: kosong.plugin.v1.Config.Get:input_type -> kosong.plugin.v1.ConfigRequest
-	27, // 32: kosong.plugin.v1.Progress.Report:input_type -> kosong.plugin.v1.ProgressReport
-	31, // 33: kosong.plugin.v1.UserInput.Ask:input_type -> kosong.plugin.v1.QuestionRequest
-	33, // 34: kosong.plugin.v1.Model.Get:input_type -> kosong.plugin.v1.ModelRequest
-	35, // 35: kosong.plugin.v1.Editor.ReadTextFile:input_type -> kosong.plugin.v1.EditorReadRequest
-	37, // 36: kosong.plugin.v1.Editor.WriteTextFile:input_type -> kosong.plugin.v1.EditorWriteRequest
-	39, // 37: kosong.plugin.v1.Terminal.Run:input_type -> kosong.plugin.v1.TerminalRunRequest
-	5,  // 38: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
-	9,  // 39: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
-	19, // 40: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
-	12, // 41: kosong.plugin.v1.Plugin.Calls:output_type -> kosong.plugin.v1.CallEvent
-	21, // 42: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
-	23, // 43: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
-	6,  // 44: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
-	26, // 45: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
-	28, // 46: kosong.plugin.v1.Progress.Report:output_type -> kosong.plugin.v1.ProgressAck
-	32, // 47: kosong.plugin.v1.UserInput.Ask:output_type -> kosong.plugin.v1.QuestionResponse
-	34, // 48: kosong.plugin.v1.Model.Get:output_type -> kosong.plugin.v1.ModelInfo
-	36, // 49: kosong.plugin.v1.Editor.ReadTextFile:output_type -> kosong.plugin.v1.EditorReadResponse
-	38, // 50: kosong.plugin.v1.Editor.WriteTextFile:output_type -> kosong.plugin.v1.EditorWriteResponse
-	40, // 51: kosong.plugin.v1.Terminal.Run:output_type -> kosong.plugin.v1.TerminalRunResponse
-	38, // [38:52] is the sub-list for method output_type
-	24, // [24:38] is the sub-list for method input_type
+	13, // 27: kosong.plugin.v1.Plugin.Calls:input_type -> kosong.plugin.v1.CallFrame
+	11, // 28: kosong.plugin.v1.Plugin.Unload:input_type -> kosong.plugin.v1.UnloadRequest
+	22, // 29: kosong.plugin.v1.Approval.Request:input_type -> kosong.plugin.v1.ApprovalRequest
+	24, // 30: kosong.plugin.v1.Environment.Get:input_type -> kosong.plugin.v1.EnvironmentRequest
+	26, // 31: kosong.plugin.v1.Session.Get:input_type -> kosong.plugin.v1.SessionRequest
+	27, // 32: kosong.plugin.v1.Config.Get:input_type -> kosong.plugin.v1.ConfigRequest
+	29, // 33: kosong.plugin.v1.Progress.Report:input_type -> kosong.plugin.v1.ProgressReport
+	33, // 34: kosong.plugin.v1.UserInput.Ask:input_type -> kosong.plugin.v1.QuestionRequest
+	35, // 35: kosong.plugin.v1.Model.Get:input_type -> kosong.plugin.v1.ModelRequest
+	37, // 36: kosong.plugin.v1.Editor.ReadTextFile:input_type -> kosong.plugin.v1.EditorReadRequest
+	39, // 37: kosong.plugin.v1.Editor.WriteTextFile:input_type -> kosong.plugin.v1.EditorWriteRequest
+	41, // 38: kosong.plugin.v1.Terminal.Run:input_type -> kosong.plugin.v1.TerminalRunRequest
+	5,  // 39: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
+	9,  // 40: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
+	21, // 41: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
+	14, // 42: kosong.plugin.v1.Plugin.Calls:output_type -> kosong.plugin.v1.CallEvent
+	12, // 43: kosong.plugin.v1.Plugin.Unload:output_type -> kosong.plugin.v1.UnloadResponse
+	23, // 44: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
+	25, // 45: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
+	6,  // 46: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
+	28, // 47: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
+	30, // 48: kosong.plugin.v1.Progress.Report:output_type -> kosong.plugin.v1.ProgressAck
+	34, // 49: kosong.plugin.v1.UserInput.Ask:output_type -> kosong.plugin.v1.QuestionResponse
+	36, // 50: kosong.plugin.v1.Model.Get:output_type -> kosong.plugin.v1.ModelInfo
+	38, // 51: kosong.plugin.v1.Editor.ReadTextFile:output_type -> kosong.plugin.v1.EditorReadResponse
+	40, // 52: kosong.plugin.v1.Editor.WriteTextFile:output_type -> kosong.plugin.v1.EditorWriteResponse
+	42, // 53: kosong.plugin.v1.Terminal.Run:output_type -> kosong.plugin.v1.TerminalRunResponse
+	39, // [39:54] is the sub-list for method output_type
+	24, // [24:39] is the sub-list for method input_type
 	24, // [24:24] is the sub-list for extension type_name
 	24, // [24:24] is the sub-list for extension extendee
 	0,  // [0:24] is the sub-list for field type_name
@@ -2851,11 +2976,11 @@ func file_plugin_proto_init() {
 	if File_plugin_proto != nil {
 		return
 	}
-	file_plugin_proto_msgTypes[11].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[13].OneofWrappers = []any{
 		(*ContentPart_Text)(nil),
 		(*ContentPart_Image)(nil),
 	}
-	file_plugin_proto_msgTypes[17].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[19].OneofWrappers = []any{
 		(*CallResponse_Ok)(nil),
 		(*CallResponse_Error)(nil),
 		(*CallResponse_Rejected)(nil),
@@ -2866,7 +2991,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   41,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   10,
 		},

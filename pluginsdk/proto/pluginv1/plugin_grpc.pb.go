@@ -32,6 +32,7 @@ const (
 	Plugin_Load_FullMethodName     = "/kosong.plugin.v1.Plugin/Load"
 	Plugin_Call_FullMethodName     = "/kosong.plugin.v1.Plugin/Call"
 	Plugin_Calls_FullMethodName    = "/kosong.plugin.v1.Plugin/Calls"
+	Plugin_Unload_FullMethodName   = "/kosong.plugin.v1.Plugin/Unload"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -53,6 +54,11 @@ type PluginClient interface {
 	// cancel set cancels the call of its id; ending the stream cancels every
 	// call still running.
 	Calls(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallFrame, CallEvent], error)
+	// Unload drops the tools of one load (LoadRequest.load_id) and closes
+	// its connection to the host's capability server; the other loads of
+	// the process are untouched. Only a binary that declares shared_loads
+	// is sent one.
+	Unload(ctx context.Context, in *UnloadRequest, opts ...grpc.CallOption) (*UnloadResponse, error)
 }
 
 type pluginClient struct {
@@ -106,6 +112,16 @@ func (c *pluginClient) Calls(ctx context.Context, opts ...grpc.CallOption) (grpc
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Plugin_CallsClient = grpc.BidiStreamingClient[CallFrame, CallEvent]
 
+func (c *pluginClient) Unload(ctx context.Context, in *UnloadRequest, opts ...grpc.CallOption) (*UnloadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UnloadResponse)
+	err := c.cc.Invoke(ctx, Plugin_Unload_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -125,6 +141,11 @@ type PluginServer interface {
 	// cancel set cancels the call of its id; ending the stream cancels every
 	// call still running.
 	Calls(grpc.BidiStreamingServer[CallFrame, CallEvent]) error
+	// Unload drops the tools of one load (LoadRequest.load_id) and closes
+	// its connection to the host's capability server; the other loads of
+	// the process are untouched. Only a binary that declares shared_loads
+	// is sent one.
+	Unload(context.Context, *UnloadRequest) (*UnloadResponse, error)
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -146,6 +167,9 @@ func (UnimplementedPluginServer) Call(context.Context, *CallRequest) (*CallRespo
 }
 func (UnimplementedPluginServer) Calls(grpc.BidiStreamingServer[CallFrame, CallEvent]) error {
 	return status.Errorf(codes.Unimplemented, "method Calls not implemented")
+}
+func (UnimplementedPluginServer) Unload(context.Context, *UnloadRequest) (*UnloadResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Unload not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -229,6 +253,24 @@ func _Plugin_Calls_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Plugin_CallsServer = grpc.BidiStreamingServer[CallFrame, CallEvent]
 
+func _Plugin_Unload_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UnloadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).Unload(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_Unload_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).Unload(ctx, req.(*UnloadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -247,6 +289,10 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Call",
 			Handler:    _Plugin_Call_Handler,
+		},
+		{
+			MethodName: "Unload",
+			Handler:    _Plugin_Unload_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
