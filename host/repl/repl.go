@@ -14,8 +14,10 @@
 // Ctrl-C interrupt (turninput.go, typing.go). A line starting with "/" is a slash command,
 // handled here and never sent to the model (see commands.go). Runs that
 // must not ask (one-shot -p runs) use the unattended approval mode
-// (approval.ModeUnattended). The REPL drives a conversation
-// (host/conversation): turns, /clear, /model and /compact are its methods.
+// (approval.ModeUnattended). The REPL drives a Conversation: one of this
+// process (host/conversation), whose turns, /clear, /model and /compact are
+// its methods, or a session on a kosong-host server (host/remote), which
+// runs the turns while the terminal shows them and answers its approvals.
 package repl
 
 import (
@@ -31,7 +33,26 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/conversation"
+	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/providers"
 )
+
+// Conversation is what the terminal drives: a *conversation.Conversation
+// of this process, or a session on a server (host/remote). The commands
+// that act on the conversation itself (/compact, /model, /undo, "!"...)
+// need one of this process; attached to a server they say so.
+type Conversation interface {
+	// TurnContent runs one turn with the user's message and returns when
+	// it ends; ctx's end cancels it.
+	TurnContent(ctx context.Context, content []providers.ContentPart) (loop.TurnResult, error)
+	// Steer sends text into the running turn; false when none runs.
+	Steer(text string) bool
+	PlanMode() bool
+	// WorkDir is the conversation's folder ("" for none known).
+	WorkDir() string
+	// TakesImages says whether the model takes images (@image.png).
+	TakesImages() bool
+}
 
 // Config configures a REPL.
 type Config struct {
@@ -69,7 +90,7 @@ type REPL struct {
 
 	mu         sync.Mutex
 	cancelTurn context.CancelFunc
-	conv       *conversation.Conversation
+	conv       Conversation
 
 	// shellNotes are the "!" commands run since the last prompt, for the
 	// next one (shell.go).
@@ -130,7 +151,7 @@ func (r *REPL) Interrupt() {
 // presses Ctrl-C twice at an empty prompt, or ctx ends. Slash commands
 // are run here. Turn errors are shown by the printer and do not end the
 // REPL.
-func (r *REPL) Run(ctx context.Context, conv *conversation.Conversation) error {
+func (r *REPL) Run(ctx context.Context, conv Conversation) error {
 	r.conv = conv
 	defer r.stopTyping()
 	var interrupted time.Time // the last Ctrl-C at the prompt
@@ -260,6 +281,13 @@ func (r *REPL) watchInterrupts(f func()) (stop func()) {
 		close(quit)
 		<-exited
 	}
+}
+
+// local is the conversation of this process the REPL drives, or nil when
+// it drives a session on a server.
+func (r *REPL) local() *conversation.Conversation {
+	c, _ := r.conv.(*conversation.Conversation)
+	return c
 }
 
 // warnNotSaved reports a history that could not be saved; it is not fatal.
