@@ -21,12 +21,16 @@ import (
 
 func newSessionsCmd() *cobra.Command {
 	var all, asJSON bool
+	var srv serverFlag
 	cmd := &cobra.Command{
 		Use:         "sessions",
 		Short:       "List the sessions of this folder (--all: of every folder), newest first",
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{noAgentAnnotation: "yes"},
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if srv.url != "" {
+				return listServerSessions(cmd, srv, asJSON)
+			}
 			wd, err := os.Getwd()
 			if err != nil {
 				return exitCode(2, err)
@@ -69,6 +73,7 @@ func newSessionsCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "list the sessions of every folder")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for machines")
+	srv.add(cmd)
 	return cmd
 }
 
