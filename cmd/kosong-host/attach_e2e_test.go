@@ -114,8 +114,10 @@ func TestAttachedBadInput(t *testing.T) {
 }
 
 // TestTwoClientsOneApproval: two terminals watch one session; the one
-// that answers the approval first wins, the other is told it was answered
-// and its question withdrawn; a late answer over the API gets 409.
+// that answers the approval first wins (here the one that did not start
+// the turn, its question in place of its prompt), the other is told it
+// was answered and its question withdrawn; the one that answered at its
+// prompt leaves cleanly after; a late answer over the API gets 409.
 func TestTwoClientsOneApproval(t *testing.T) {
 	srv := startScriptedServer(t, attachScript)
 	id, work := srv.newSession(t)
@@ -128,9 +130,9 @@ func TestTwoClientsOneApproval(t *testing.T) {
 	a.Expect("Hello from the server.")
 	b.Expect("Hello from the server.")
 	a.Send("run it\r")
-	a.Expect("[1] approve once")
-	b.Expect("[1] approve once")
-	b.Send("2")
+	a.Expect("[1] approve once") // a runs the turn: a key answers
+	b.Expect("2) approve for this session")
+	b.Send("2\r") // b waits at its prompt: the question takes it, a line answers
 	a.Expect("approved for the session by another client")
 	a.Expect("Ran the command.")
 	b.Expect("Ran the command.")
@@ -148,7 +150,6 @@ func TestTwoClientsOneApproval(t *testing.T) {
 	if !serverclient.IsCode(err, serverclient.CodeConflict) {
 		t.Errorf("a second answer: %v, want 409 conflict", err)
 	}
-	a.Exit()
 	b.Exit()
 }
 
@@ -211,11 +212,29 @@ func TestACPAttached(t *testing.T) {
 	if _, err := other.conn.LoadSession(other.ctx(), acp.LoadSessionRequest{SessionId: sess.SessionId, Cwd: work, McpServers: []acp.McpServer{}}); err != nil {
 		t.Fatalf("session/load: %v", err)
 	}
-	other.waitUpdate("the replayed answer", func(u acp.SessionUpdate) bool {
-		return u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil && strings.Contains(u.AgentMessageChunk.Content.Text.Text, "Hello from the server.")
-	})
+	other.waitSummary("message Hello from the server.")
 	if _, err := other.conn.LoadSession(other.ctx(), acp.LoadSessionRequest{SessionId: "nope", Cwd: work, McpServers: []acp.McpServer{}}); err == nil ||
 		!strings.Contains(err.Error(), "nope") {
 		t.Errorf("session/load of an unknown session: %v", err)
+	}
+}
+
+// waitSummary waits until a line of the updates' summary starts with
+// prefix (chunks of one message are joined).
+func (c *acpClient) waitSummary(prefix string) {
+	c.t.Helper()
+	timeout := time.After(expectWithin)
+	for {
+		c.mu.Lock()
+		lines := summary(c.updates)
+		c.mu.Unlock()
+		if hasLine(lines, prefix) {
+			return
+		}
+		select {
+		case <-c.changed:
+		case <-timeout:
+			c.t.Fatalf("no update %q; got %q", prefix, lines)
+		}
 	}
 }

@@ -91,6 +91,11 @@ type REPL struct {
 	mu         sync.Mutex
 	cancelTurn context.CancelFunc
 	conv       Conversation
+	// promptCancel ends the prompt being read, if any (under mu); a
+	// question asked meanwhile (a server's session, a turn another client
+	// started) takes the prompt's place and holds asking until answered.
+	promptCancel context.CancelCauseFunc
+	asking       sync.Mutex
 
 	// shellNotes are the "!" commands run since the last prompt, for the
 	// next one (shell.go).
@@ -134,7 +139,9 @@ func (r *REPL) Asker() approval.Asker {
 	}
 	a := &asker{lines: r.cfg.Lines, keys: r.cfg.Keys, out: r.cfg.Prompts, printer: r.cfg.Printer, style: style,
 		interrupt: r.Interrupt}
-	return r.heldAsker(a.ask)
+	byLine := *a
+	byLine.keys = nil
+	return r.heldAsker(a.ask, byLine.ask)
 }
 
 // Interrupt cancels the running turn, if any.
@@ -163,6 +170,11 @@ func (r *REPL) Run(ctx context.Context, conv Conversation) error {
 		switch {
 		case errors.Is(err, io.EOF):
 			return nil
+		case errors.Is(err, errQuestion):
+			// A question took the prompt: read it again once answered.
+			r.asking.Lock()
+			r.asking.Unlock() //nolint:staticcheck // waits for the question
+			continue
 		case errors.Is(err, ErrInterrupt):
 			if !interrupted.IsZero() && time.Since(interrupted) < exitWithin {
 				return nil
@@ -214,13 +226,47 @@ func (r *REPL) prompt() string {
 func (r *REPL) readPrompt(ctx context.Context) (string, error) {
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	r.asking.Lock() // a question being asked is answered first
+	r.mu.Lock()
+	r.promptCancel = cancel
+	r.mu.Unlock()
+	r.asking.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.promptCancel = nil
+		r.mu.Unlock()
+	}()
 	stop := r.watchInterrupts(func() { cancel(ErrInterrupt) })
 	line, err := r.cfg.Lines.ReadLine(rctx, r.prompt())
 	stop()
-	if err != nil && errors.Is(context.Cause(rctx), ErrInterrupt) {
-		return "", ErrInterrupt
+	if err != nil {
+		switch cause := context.Cause(rctx); {
+		case errors.Is(cause, ErrInterrupt):
+			return "", ErrInterrupt
+		case errors.Is(cause, errQuestion):
+			return "", errQuestion
+		}
 	}
 	return line, err
+}
+
+// errQuestion ends a prompt read whose place a question took.
+var errQuestion = errors.New("a question takes the prompt")
+
+// takeAsking holds asking for a question. When a prompt is being read
+// (the question comes from a turn this terminal did not start: another
+// client's, on a server), the prompt gives way and atPrompt is true: the
+// question is answered with a line, as the line editor already reads the
+// terminal.
+func (r *REPL) takeAsking() (atPrompt bool, release func()) {
+	r.asking.Lock()
+	r.mu.Lock()
+	cancel := r.promptCancel
+	r.mu.Unlock()
+	if cancel != nil {
+		cancel(errQuestion)
+	}
+	return cancel != nil, r.asking.Unlock
 }
 
 func (r *REPL) turn(ctx context.Context, input string) {
