@@ -19,7 +19,7 @@ import (
 )
 
 func newACPCmd(g *globals) *cobra.Command {
-	f := &runFlags{}
+	f, attach := &runFlags{}, &attachFlags{}
 	cmd := &cobra.Command{
 		Use:   "acp",
 		Short: "Serve the Agent Client Protocol on stdio, for editors (Zed, JetBrains, Neovim, Emacs)",
@@ -29,9 +29,16 @@ kosong session of the editor's folder (session/load resumes one by id); the agen
 provider and model come from the same flags and configuration as run. Logs go to
 stderr. In Zed's settings.json:
 
-  "agent_servers": { "kosong-host": { "type": "custom", "command": "kosong-host", "args": ["acp"] } }`,
+  "agent_servers": { "kosong-host": { "type": "custom", "command": "kosong-host", "args": ["acp"] } }
+
+With --server URL the sessions are those of a kosong-host server (kosong-host serve):
+session/new creates one there, session/load attaches to one by id, and other
+clients (terminals, the web page) may watch and approve the same sessions.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if attach.url != "" || attach.tokenEnv != "" {
+				return acpAttached(cmd, g, f, attach)
+			}
 			if f.maxSteps < 1 {
 				return exitCode(2, fmt.Errorf("invalid --max-steps-per-turn %d: it must be at least 1", f.maxSteps))
 			}
@@ -69,6 +76,7 @@ stderr. In Zed's settings.json:
 	fl.Int64Var(&f.contextSize, "max-context-size", 0, "the model's context window in tokens (default: the model alias's max_context_size)")
 	fl.IntVar(&f.maxSteps, "max-steps-per-turn", loop.DefaultMaxStepsPerTurn, "steps a turn may take before it is stopped")
 	fl.BoolVar(&f.yolo, "yolo", false, "start sessions in the yolo mode (approve every action); the editor can switch modes")
+	addAttachFlags(cmd, attach, false)
 	return cmd
 }
 
@@ -87,3 +95,29 @@ func declaresImages(cfg conversation.Config) bool {
 // of SIGPIPE ending the process before the turn is cancelled and the
 // session saved.
 func ignoreBrokenPipe() { signal.Ignore(syscall.SIGPIPE) }
+
+// acpAttached is `acp --server URL`: ACP on stdio, its sessions a server's.
+func acpAttached(cmd *cobra.Command, g *globals, f *runFlags, a *attachFlags) error {
+	if a.url == "" {
+		return exitCode(2, errors.New("--token-env names a server's token: give --server URL too"))
+	}
+	if err := attachedFlagsError(cmd.Flags()); err != nil {
+		return exitCode(2, err)
+	}
+	if cmd.Flags().Lookup("model").Changed {
+		return exitCode(2, errors.New("--model does not go with --server: the server runs the session with its own settings"))
+	}
+	client, err := a.client()
+	if err != nil {
+		return exitCode(2, err)
+	}
+	ignoreBrokenPipe()
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = acp.Serve(ctx, acp.Config{Server: client, Yolo: f.yolo, Images: true, Name: "kosong-host",
+		Title: "kosong-host", Version: buildVersion(), Logger: g.logger}, cmd.InOrStdin(), cmd.OutOrStdout())
+	if err != nil && !errors.Is(err, context.Canceled) {
+		return exitCode(1, err)
+	}
+	return nil
+}

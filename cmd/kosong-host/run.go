@@ -60,7 +60,7 @@ type runFlags struct {
 }
 
 func newRunCmd(g *globals) *cobra.Command {
-	f := &runFlags{}
+	f, attach := &runFlags{}, &attachFlags{}
 	cmd := &cobra.Command{
 		Use:   "run [PROMPT]",
 		Short: "Run the agent: an interactive session, or one turn with -p",
@@ -88,9 +88,18 @@ the provider kept failing after retries, 130 interrupted
 approval requests then: they are rejected, telling the model that --yolo
 allows them, unless --yolo is given.`,
 		Args: runArgs(f),
-		RunE: func(cmd *cobra.Command, args []string) error { return runAgent(cmd, g, f, promptArgs(f, args)) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if attach.url == "" && (attach.session != "" || attach.tokenEnv != "") {
+				return exitCode(2, errors.New("--session and --token-env name a server's session: give --server URL too"))
+			}
+			if attach.url != "" {
+				return runAttached(cmd.Context(), cmd.Flags(), f, attach, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			}
+			return runAgent(cmd, g, f, promptArgs(f, args))
+		},
 	}
 	fl := cmd.Flags()
+	addAttachFlags(cmd, attach, true)
 	fl.StringVarP(&f.prompt, "prompt", "p", "", "run one turn with this prompt and exit")
 	fl.StringVar(&f.outputFormat, "output-format", "text", "output format: text or stream-json (one JSON event a line, documented in docs/stream-json.md)")
 	fl.StringVar(&f.provider, "provider", "", "model provider: "+strings.Join(registry.Known(), ", ")+

@@ -18,6 +18,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/pluginpool"
 	"github.com/kosong-host/kosong-host/host/server"
+	"github.com/kosong-host/kosong-host/host/server/web"
 	"github.com/kosong-host/kosong-host/host/serverclient"
 	"github.com/kosong-host/kosong-host/providers/registry"
 )
@@ -162,7 +163,7 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		return exitCode(2, err)
 	}
 	srv, err := server.New(server.Config{Open: open, Token: token, StateDir: dir, MaxSessions: f.maxSessions, MaxBody: f.maxBody,
-		CheckHost: loopback, DefaultMode: mode, Version: buildVersion(), Logger: g.logger})
+		CheckHost: loopback, DefaultMode: mode, Version: buildVersion(), Logger: g.logger, Page: web.Handler()})
 	if err != nil {
 		ln.Close()
 		return exitCode(2, err)

@@ -35,7 +35,7 @@ func init() {
 	commands = []command{{"/help", "", "show the commands and keys", (*REPL).cmdHelp}}
 	for _, c := range hostcommand.Builtins() {
 		commands = append(commands, command{c.Name, c.Args, c.Description, func(r *REPL, ctx context.Context, arg string) bool {
-			c.Run(ctx, r.env(), arg)
+			r.runShared(ctx, c, arg)
 			return false
 		}})
 	}
@@ -62,10 +62,20 @@ func terminalNames() []string {
 	return out
 }
 
+// runShared runs a shared command (host/command) on the conversation of
+// this process; attached to a server there is none to act on.
+func (r *REPL) runShared(ctx context.Context, c hostcommand.Command, arg string) {
+	if r.local() == nil {
+		r.say("%s is not available in a session on a server; nothing was sent to the model", c.Name)
+		return
+	}
+	c.Run(ctx, r.env(), arg)
+}
+
 // env is what the shared commands act on: the conversation, the
 // terminal's output and its turns.
 func (r *REPL) env() hostcommand.Env {
-	return hostcommand.Env{Conv: r.conv,
+	return hostcommand.Env{Conv: r.local(),
 		Say: func(text string) { r.say("%s", text) },
 		Turn: func(ctx context.Context, prompt string) error {
 			r.turn(ctx, prompt)
@@ -121,7 +131,7 @@ func (r *REPL) command(ctx context.Context, line string) bool {
 		}
 	}
 	if c, ok := hostcommand.Find(r.workDir(), word, terminalNames()...); ok {
-		c.Run(ctx, r.env(), arg)
+		r.runShared(ctx, c, arg)
 		return false
 	}
 	msg := fmt.Sprintf("Unknown command %s.", word)

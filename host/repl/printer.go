@@ -31,6 +31,9 @@ type Info struct {
 	WorkDir        string
 	Approval       string
 	MaxContextSize int64
+	// Server is the server a session runs in (run --server); "" for a
+	// session of this process.
+	Server string
 }
 
 // Printer shows a run: the loop's events, the approval decisions and the
@@ -132,7 +135,11 @@ func (p *TextPrinter) Start(info Info) {
 	defer p.mu.Unlock()
 	p.maxContext = info.MaxContextSize
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s · agent %s · model %s/%s · %d tools\n", p.style(ansiBold, "kosong-host"), info.Agent, info.Provider, info.Model, len(info.Tools))
+	if info.Server != "" {
+		fmt.Fprintf(&b, "%s · agent %s · model %s/%s · server %s\n", p.style(ansiBold, "kosong-host"), info.Agent, info.Provider, info.Model, info.Server)
+	} else {
+		fmt.Fprintf(&b, "%s · agent %s · model %s/%s · %d tools\n", p.style(ansiBold, "kosong-host"), info.Agent, info.Provider, info.Model, len(info.Tools))
+	}
 	if info.WorkDir != "" {
 		fmt.Fprintf(&b, "%s\n", p.style(ansiDim, "work dir  "+info.WorkDir))
 	}

@@ -14,8 +14,10 @@
 // Ctrl-C interrupt (turninput.go, typing.go). A line starting with "/" is a slash command,
 // handled here and never sent to the model (see commands.go). Runs that
 // must not ask (one-shot -p runs) use the unattended approval mode
-// (approval.ModeUnattended). The REPL drives a conversation
-// (host/conversation): turns, /clear, /model and /compact are its methods.
+// (approval.ModeUnattended). The REPL drives a Conversation: one of this
+// process (host/conversation), whose turns, /clear, /model and /compact are
+// its methods, or a session on a kosong-host server (host/remote), which
+// runs the turns while the terminal shows them and answers its approvals.
 package repl
 
 import (
@@ -31,7 +33,26 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/conversation"
+	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/providers"
 )
+
+// Conversation is what the terminal drives: a *conversation.Conversation
+// of this process, or a session on a server (host/remote). The commands
+// that act on the conversation itself (/compact, /model, /undo, "!"...)
+// need one of this process; attached to a server they say so.
+type Conversation interface {
+	// TurnContent runs one turn with the user's message and returns when
+	// it ends; ctx's end cancels it.
+	TurnContent(ctx context.Context, content []providers.ContentPart) (loop.TurnResult, error)
+	// Steer sends text into the running turn; false when none runs.
+	Steer(text string) bool
+	PlanMode() bool
+	// WorkDir is the conversation's folder ("" for none known).
+	WorkDir() string
+	// TakesImages says whether the model takes images (@image.png).
+	TakesImages() bool
+}
 
 // Config configures a REPL.
 type Config struct {
@@ -69,7 +90,12 @@ type REPL struct {
 
 	mu         sync.Mutex
 	cancelTurn context.CancelFunc
-	conv       *conversation.Conversation
+	conv       Conversation
+	// promptCancel ends the prompt being read, if any (under mu); a
+	// question asked meanwhile (a server's session, a turn another client
+	// started) takes the prompt's place and holds asking until answered.
+	promptCancel context.CancelCauseFunc
+	asking       sync.Mutex
 
 	// shellNotes are the "!" commands run since the last prompt, for the
 	// next one (shell.go).
@@ -113,7 +139,9 @@ func (r *REPL) Asker() approval.Asker {
 	}
 	a := &asker{lines: r.cfg.Lines, keys: r.cfg.Keys, out: r.cfg.Prompts, printer: r.cfg.Printer, style: style,
 		interrupt: r.Interrupt}
-	return r.heldAsker(a.ask)
+	byLine := *a
+	byLine.keys = nil
+	return r.heldAsker(a.ask, byLine.ask)
 }
 
 // Interrupt cancels the running turn, if any.
@@ -130,7 +158,7 @@ func (r *REPL) Interrupt() {
 // presses Ctrl-C twice at an empty prompt, or ctx ends. Slash commands
 // are run here. Turn errors are shown by the printer and do not end the
 // REPL.
-func (r *REPL) Run(ctx context.Context, conv *conversation.Conversation) error {
+func (r *REPL) Run(ctx context.Context, conv Conversation) error {
 	r.conv = conv
 	defer r.stopTyping()
 	var interrupted time.Time // the last Ctrl-C at the prompt
@@ -142,6 +170,11 @@ func (r *REPL) Run(ctx context.Context, conv *conversation.Conversation) error {
 		switch {
 		case errors.Is(err, io.EOF):
 			return nil
+		case errors.Is(err, errQuestion):
+			// A question took the prompt: read it again once answered.
+			r.asking.Lock()
+			r.asking.Unlock() //nolint:staticcheck // waits for the question
+			continue
 		case errors.Is(err, ErrInterrupt):
 			if !interrupted.IsZero() && time.Since(interrupted) < exitWithin {
 				return nil
@@ -193,13 +226,47 @@ func (r *REPL) prompt() string {
 func (r *REPL) readPrompt(ctx context.Context) (string, error) {
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	r.asking.Lock() // a question being asked is answered first
+	r.mu.Lock()
+	r.promptCancel = cancel
+	r.mu.Unlock()
+	r.asking.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.promptCancel = nil
+		r.mu.Unlock()
+	}()
 	stop := r.watchInterrupts(func() { cancel(ErrInterrupt) })
 	line, err := r.cfg.Lines.ReadLine(rctx, r.prompt())
 	stop()
-	if err != nil && errors.Is(context.Cause(rctx), ErrInterrupt) {
-		return "", ErrInterrupt
+	if err != nil {
+		switch cause := context.Cause(rctx); {
+		case errors.Is(cause, ErrInterrupt):
+			return "", ErrInterrupt
+		case errors.Is(cause, errQuestion):
+			return "", errQuestion
+		}
 	}
 	return line, err
+}
+
+// errQuestion ends a prompt read whose place a question took.
+var errQuestion = errors.New("a question takes the prompt")
+
+// takeAsking holds asking for a question. When a prompt is being read
+// (the question comes from a turn this terminal did not start: another
+// client's, on a server), the prompt gives way and atPrompt is true: the
+// question is answered with a line, as the line editor already reads the
+// terminal.
+func (r *REPL) takeAsking() (atPrompt bool, release func()) {
+	r.asking.Lock()
+	r.mu.Lock()
+	cancel := r.promptCancel
+	r.mu.Unlock()
+	if cancel != nil {
+		cancel(errQuestion)
+	}
+	return cancel != nil, r.asking.Unlock
 }
 
 func (r *REPL) turn(ctx context.Context, input string) {
@@ -260,6 +327,13 @@ func (r *REPL) watchInterrupts(f func()) (stop func()) {
 		close(quit)
 		<-exited
 	}
+}
+
+// local is the conversation of this process the REPL drives, or nil when
+// it drives a session on a server.
+func (r *REPL) local() *conversation.Conversation {
+	c, _ := r.conv.(*conversation.Conversation)
+	return c
 }
 
 // warnNotSaved reports a history that could not be saved; it is not fatal.

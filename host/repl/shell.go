@@ -29,7 +29,12 @@ func (r *REPL) shell(ctx context.Context, command string) {
 		r.say("usage: !COMMAND runs COMMAND with the Shell tool; its output goes to the model with your next message")
 		return
 	}
-	ts := r.conv.Toolset()
+	conv := r.local()
+	if conv == nil {
+		r.say("!COMMAND is not available in a session on a server; nothing was run")
+		return
+	}
+	ts := conv.Toolset()
 	if ts == nil {
 		r.say("!COMMAND is not available in this run")
 		return

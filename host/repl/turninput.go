@@ -170,9 +170,15 @@ func (r *REPL) holdTerminal() (release func()) {
 	}
 }
 
-// heldAsker asks with the terminal held.
-func (r *REPL) heldAsker(ask approval.Asker) approval.Asker {
+// heldAsker asks with the terminal held; at a prompt (takeAsking) it
+// asks with atPrompt.
+func (r *REPL) heldAsker(ask, atPrompt approval.Asker) approval.Asker {
 	return func(ctx context.Context, req approval.Request) (approval.Answer, string, error) {
+		prompt, release := r.takeAsking()
+		defer release()
+		if prompt {
+			return atPrompt(ctx, req)
+		}
 		defer r.holdTerminal()()
 		return ask(ctx, req)
 	}
@@ -185,6 +191,8 @@ type heldQuestions struct {
 }
 
 func (h heldQuestions) Ask(ctx context.Context, req approval.QuestionRequest) (approval.Answers, error) {
+	_, release := h.r.takeAsking()
+	defer release()
 	defer h.r.holdTerminal()()
 	return h.q.Ask(ctx, req)
 }

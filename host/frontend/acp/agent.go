@@ -6,6 +6,10 @@
 // Permission requests map onto the approval flow (allow once, allow always
 // = approve for the session, reject); the modes ask and yolo are its
 // policy; the client's MCP servers become tool sources of the session.
+// With Config.Server set (`acp --server URL`) the sessions are a server's
+// instead (bridge.go): session/new creates one there, prompts and cancels
+// go to it, its events come back as updates and its approval requests as
+// permission requests.
 package acp
 
 import (
@@ -25,6 +29,8 @@ import (
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/remote"
+	"github.com/kosong-host/kosong-host/host/serverclient"
 	"github.com/kosong-host/kosong-host/host/spec"
 	"github.com/kosong-host/kosong-host/providers"
 )
@@ -46,6 +52,9 @@ const (
 type Config struct {
 	// Open builds a session's conversation.
 	Open conversation.Opener
+	// Server, when set, makes the sessions a server's (bridge.go); Open
+	// is then not used.
+	Server *serverclient.Client
 	// Yolo starts sessions in the yolo mode.
 	Yolo bool
 	// Images says the model declares image input: the prompt capability
@@ -69,11 +78,13 @@ type Agent struct {
 }
 
 type session struct {
-	id    string
-	cwd   string
-	conv  *conversation.Conversation
-	out   *updates
-	files *sessionFiles
+	id   string
+	cwd  string
+	conv *conversation.Conversation
+	// remote is the server's session (Config.Server); conv is nil then.
+	remote *remote.Session
+	out    *updates
+	files  *sessionFiles
 }
 
 var (
@@ -110,7 +121,14 @@ func (a *Agent) closeAll() {
 	var wg sync.WaitGroup
 	for _, s := range sessions {
 		wg.Add(1)
-		go func() { defer wg.Done(); s.conv.Close() }()
+		go func() {
+			defer wg.Done()
+			if s.remote != nil {
+				s.remote.Close()
+				return
+			}
+			s.conv.Close()
+		}()
 	}
 	wg.Wait()
 }
@@ -144,6 +162,13 @@ func (a *Agent) Authenticate(context.Context, acpsdk.AuthenticateRequest) (acpsd
 
 // NewSession implements acpsdk.Agent.
 func (a *Agent) NewSession(ctx context.Context, req acpsdk.NewSessionRequest) (acpsdk.NewSessionResponse, error) {
+	if a.cfg.Server != nil {
+		s, err := a.attach(ctx, req.Cwd, "", req.McpServers)
+		if err != nil {
+			return acpsdk.NewSessionResponse{}, err
+		}
+		return acpsdk.NewSessionResponse{SessionId: acpsdk.SessionId(s.id)}, nil
+	}
 	s, err := a.open(ctx, req.Cwd, "", req.McpServers)
 	if err != nil {
 		return acpsdk.NewSessionResponse{}, err
@@ -159,6 +184,14 @@ func (a *Agent) LoadSession(ctx context.Context, req acpsdk.LoadSessionRequest) 
 	a.mu.Lock()
 	s := a.sessions[id]
 	a.mu.Unlock()
+	if a.cfg.Server != nil {
+		if s == nil {
+			if _, err := a.attach(ctx, req.Cwd, id, req.McpServers); err != nil {
+				return acpsdk.LoadSessionResponse{}, err
+			}
+		}
+		return acpsdk.LoadSessionResponse{}, nil
+	}
 	if s == nil {
 		var err error
 		if s, err = a.open(ctx, req.Cwd, id, req.McpServers); err != nil {
@@ -292,6 +325,9 @@ func (a *Agent) Prompt(ctx context.Context, req acpsdk.PromptRequest) (acpsdk.Pr
 	if err != nil {
 		return acpsdk.PromptResponse{}, err
 	}
+	if s.remote != nil {
+		return a.promptRemote(ctx, s, req)
+	}
 	content, err := promptContent(req.Prompt, a.cfg.Images && s.conv.TakesImages())
 	if err != nil {
 		return acpsdk.PromptResponse{}, invalidParams(err.Error())
@@ -392,6 +428,10 @@ func promptText(blocks []acpsdk.ContentBlock) string {
 // cancelled; nothing happens when no turn runs.
 func (a *Agent) Cancel(ctx context.Context, req acpsdk.CancelNotification) error {
 	if s, err := a.find(req.SessionId); err == nil {
+		if s.remote != nil {
+			s.remote.Cancel()
+			return nil
+		}
 		s.conv.Cancel()
 	}
 	return nil
@@ -402,6 +442,9 @@ func (a *Agent) SetSessionMode(ctx context.Context, req acpsdk.SetSessionModeReq
 	s, err := a.find(req.SessionId)
 	if err != nil {
 		return acpsdk.SetSessionModeResponse{}, err
+	}
+	if s.remote != nil {
+		return acpsdk.SetSessionModeResponse{}, invalidParams("a server's session keeps the mode it was created with")
 	}
 	if a.setPlanMode(ctx, s, req.ModeId) {
 		if err := s.files.saveMode(string(req.ModeId)); err != nil {

@@ -26,6 +26,12 @@ func withPlanMode(s *session, st *acpsdk.SessionModeState) *acpsdk.SessionModeSt
 // currentMode is the session's mode: plan while plan mode is on, else the
 // approval policy.
 func currentMode(s *session) acpsdk.SessionModeId {
+	if s.remote != nil {
+		if s.remote.PlanMode() {
+			return ModePlan
+		}
+		return acpsdk.SessionModeId(s.remote.Info().Mode)
+	}
 	switch {
 	case s.conv.PlanMode():
 		return ModePlan

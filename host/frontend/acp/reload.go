@@ -38,6 +38,9 @@ func (a *Agent) reload(ctx context.Context, params json.RawMessage) (any, error)
 	if err != nil {
 		return nil, err
 	}
+	if s.remote != nil {
+		return nil, &acpsdk.RequestError{Code: -32603, Message: "a server's session reloads its agent in the server"}
+	}
 	res, err := s.conv.ReloadAgent(ctx)
 	if err != nil {
 		return nil, &acpsdk.RequestError{Code: -32603, Message: err.Error()}

@@ -48,7 +48,13 @@ func (a *Agent) steer(params json.RawMessage) (any, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, invalidParams(MethodSteer + ": the prompt has no text")
 	}
-	if !s.conv.Steer(text) {
+	steered := false
+	if s.remote != nil {
+		steered = s.remote.Steer(text)
+	} else {
+		steered = s.conv.Steer(text)
+	}
+	if !steered {
 		return nil, &acpsdk.RequestError{Code: codeNoTurn, Message: "No agent turn is in progress"}
 	}
 	return map[string]any{"status": "steered"}, nil
