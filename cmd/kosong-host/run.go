@@ -88,7 +88,12 @@ the provider kept failing after retries, 130 interrupted
 approval requests then: they are rejected, telling the model that --yolo
 allows them, unless --yolo is given.`,
 		Args: runArgs(f),
-		RunE: func(cmd *cobra.Command, args []string) error { return runAgent(cmd, g, f, promptArgs(f, args)) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := g.checkRunPolicy(f.yolo); err != nil { // the admin policy (policy.go)
+				return err
+			}
+			return runAgent(cmd, g, f, promptArgs(f, args))
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&f.prompt, "prompt", "p", "", "run one turn with this prompt and exit")
