@@ -63,7 +63,7 @@ func (g *globals) pluginBinaries() (lock string, _ []pluginBinary, _ []mcpComman
 	for i, p := range plugins {
 		// A built-in plugin's binary is kosong-host itself.
 		out[i] = pluginBinary{ref: p.Ref, path: p.Resolved.Path, builtin: p.Resolved.Builtin, err: p.Err}
-		if out[i].err == nil && !out[i].builtin {
+		if out[i].err == nil {
 			out[i].sum, out[i].err = pins.FileSHA256(out[i].path)
 		}
 	}
@@ -205,10 +205,10 @@ func newPluginsVerifyCmd(g *globals) *cobra.Command {
 				}
 				status := "ok (" + from + ")"
 				switch {
-				case b.builtin && b.err == nil:
-					status = "built-in (part of kosong-host " + buildVersion() + ")"
 				case b.err != nil:
 					status, bad = "error: "+b.err.Error(), bad+1
+				case b.builtin && b.ref.SHA256 == "":
+					status = "built-in (part of kosong-host " + buildVersion() + ")"
 				case pin == "":
 					status = "not pinned"
 				case pin != b.sum:

@@ -105,5 +105,8 @@ func explain(err error) string {
 		return "not found"
 	}
 	s := err.Error()
+	if strings.Contains(s, "credential not found") {
+		return s + " (not authorised: log in with `docker login` or set a credential helper)"
+	}
 	return strings.ReplaceAll(s, "\n", " ")
 }
