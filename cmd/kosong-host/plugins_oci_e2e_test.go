@@ -227,3 +227,33 @@ func TestBuiltinLockSurvivesAnotherHost(t *testing.T) {
 		t.Fatalf("with an old built-in pin: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestPolicyRefusesMCPServers: a run whose agent has an MCP server the
+// admin policy does not allow is refused before it starts, naming the
+// file and the rule; policy check explains it; a bad policy file is a
+// one-line error.
+func TestPolicyRefusesMCPServers(t *testing.T) {
+	agent := strings.Replace(echoAgent, "  tools:", "  mcp_servers:\n    repo:\n      command: ./tools/server\n    web:\n      url: https://evil.example/mcp\n  tools:", 1)
+	dir := writeFiles(t, map[string]string{"agent.yaml": agent, "s.md": "hi"})
+	e := newOCIEnv(t, dir)
+	os.WriteFile(e.policy, []byte("mcp_servers:\n  commands: [/usr/local/bin/*]\n  urls: [https://mcp.acme.example/*]\n"), 0o644)
+	r := e.refused("MCP server repo (command "+filepath.Join(dir, "tools/server")+") is refused by the admin policy "+e.policy+" (rule mcp_servers.commands: /usr/local/bin/*)",
+		"--agent", "agent.yaml", "run", "-p", "hi")
+	if r.code != 2 || !strings.Contains(r.stderr, "MCP server web (https://evil.example/mcp) is refused by the admin policy "+e.policy+" (rule mcp_servers.urls: https://mcp.acme.example/*)") {
+		t.Fatalf("run: %+v", r)
+	}
+	pc := e.run("--agent", "agent.yaml", "policy", "check")
+	if pc.code != 1 || !strings.Contains(pc.stdout, "admin policy: "+e.policy) || strings.Count(pc.stdout, "refused: MCP server") != 2 {
+		t.Fatalf("policy check: %+v", pc)
+	}
+	os.WriteFile(e.policy, []byte("mcp_server: {}\n"), 0o644)
+	bad := e.run("--agent", "agent.yaml", "policy", "check")
+	if bad.code != 2 || !strings.Contains(bad.stderr, "policy "+e.policy+": ") || strings.Count(strings.TrimSpace(bad.stderr), "\n") > 0 {
+		t.Fatalf("bad policy: %+v", bad)
+	}
+	os.Remove(e.policy)
+	none := e.must("--agent", "agent.yaml", "policy", "check")
+	if !strings.Contains(none.stdout, "no admin policy ("+e.policy+" does not exist)") {
+		t.Fatalf("no policy: %+v", none)
+	}
+}

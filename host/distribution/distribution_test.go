@@ -14,6 +14,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/opencontainers/go-digest"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2"
+
 	"github.com/kosong-host/kosong-host/host/distribution"
 	"github.com/kosong-host/kosong-host/host/distribution/registrytest"
 )
@@ -312,5 +316,40 @@ func TestParseRef(t *testing.T) {
 		if err != nil || r.String() != tc.want {
 			t.Errorf("ParseRef(%q, %q) = %q, %v; want %q", tc.source, tc.version, r.String(), err, tc.want)
 		}
+	}
+}
+
+// TestMirrorKeepsSignatures: a referrer of the index (a signature) is in
+// the mirror after it is opened again.
+func TestMirrorKeepsSignatures(t *testing.T) {
+	reg := registrytest.Start(t)
+	ctx := context.Background()
+	publish(t, reg.Host, "1.0.0", "linux one", "darwin one")
+	ref := mustRef(t, "oci://"+reg.Host+"/team/greet:1.0.0", "")
+	target, _ := distribution.Remote(ref, distribution.Options{})
+	_, idx, err := distribution.ResolveIndex(ctx, target, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := []byte(`{"sig":1}`)
+	layer := ocispec.Descriptor{MediaType: "application/vnd.test.sig", Digest: digest.FromBytes(sig), Size: int64(len(sig))}
+	if err := target.Push(ctx, layer, bytes.NewReader(sig)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := oras.PackManifest(ctx, target, oras.PackManifestVersion1_1, "application/vnd.test.sig",
+		oras.PackManifestOptions{Subject: &idx, Layers: []ocispec.Descriptor{layer}}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := distribution.Mirror(ctx, target, ref, idx.Digest.String(), "1.0.0", dir); err != nil {
+		t.Fatal(err)
+	}
+	layout, err := distribution.Layout(dir, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	preds, err := layout.Predecessors(ctx, idx)
+	if err != nil || len(preds) != 1 {
+		t.Fatalf("referrers in the mirror: %v, %v", preds, err)
 	}
 }

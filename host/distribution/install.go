@@ -187,6 +187,10 @@ func (in *Installer) installFrom(ctx context.Context, t Target, ref Ref, key, pl
 	if err != nil {
 		return Installed{}, err
 	}
+	if ref.Constraint != nil {
+		// Messages name the tag the constraint resolved to.
+		ref.Constraint, ref.ConstraintText, ref.Tag = nil, "", version
+	}
 	if pin != nil && pin.Index != idxDesc.Digest.String() {
 		return Installed{}, &Refusal{fmt.Sprintf("%s: the lock file pins index %s, the registry has %s: the tag moved; if that is intended run `kosong-host plugins lock`",
 			ref, pin.Index, idxDesc.Digest)}

@@ -53,8 +53,20 @@ func Mirror(ctx context.Context, src Target, ref Ref, index, tag, dir string) er
 		tag = strings.TrimPrefix(index, "sha256:")
 	}
 	opts := oras.DefaultExtendedCopyOptions
-	if _, err := oras.ExtendedCopy(ctx, src, index, dst, tag, opts); err != nil {
+	root, err := oras.ExtendedCopy(ctx, src, index, dst, tag, opts)
+	if err != nil {
 		return fmt.Errorf("mirror %s into %s: %s", ref, dir, explain(err))
+	}
+	// The layout's index.json lists tagged manifests only: tag each
+	// referrer (a signature) so that it is found again.
+	preds, err := dst.Predecessors(ctx, root)
+	if err != nil {
+		return fmt.Errorf("mirror %s into %s: %s", ref, dir, explain(err))
+	}
+	for _, p := range preds {
+		if err := dst.Tag(ctx, p, "referrer-"+p.Digest.Encoded()); err != nil {
+			return fmt.Errorf("mirror %s into %s: %s", ref, dir, explain(err))
+		}
 	}
 	return nil
 }

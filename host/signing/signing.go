@@ -198,6 +198,7 @@ func Verify(ctx context.Context, t oras.ReadOnlyGraphTarget, d ocispec.Descripto
 	}
 	want, _ := hex.DecodeString(d.Digest.Encoded())
 	var reasons []string
+	bundles := 0
 	for _, r := range refs {
 		mb, err := content.FetchAll(ctx, t, r)
 		if err != nil {
@@ -208,6 +209,7 @@ func Verify(ctx context.Context, t oras.ReadOnlyGraphTarget, d ocispec.Descripto
 		if json.Unmarshal(mb, &m) != nil || len(m.Layers) != 1 || m.Layers[0].MediaType != BundleMediaType {
 			continue
 		}
+		bundles++
 		bj, err := content.FetchAll(ctx, t, m.Layers[0])
 		if err != nil {
 			reasons = append(reasons, err.Error())
@@ -232,6 +234,9 @@ func Verify(ctx context.Context, t oras.ReadOnlyGraphTarget, d ocispec.Descripto
 		}
 		reasons = append(reasons, "a signature by a key the rule does not list")
 	}
+	if bundles == 0 && len(reasons) == 0 {
+		return TrustedKey{}, ErrUnsigned
+	}
 	return TrustedKey{}, fmt.Errorf("signed, but not by a listed key (%s)", strings.Join(unique(reasons), "; "))
 }
 
@@ -255,7 +260,9 @@ func referrers(ctx context.Context, t oras.ReadOnlyGraphTarget, d ocispec.Descri
 	}
 	var out []ocispec.Descriptor
 	for _, p := range preds {
-		if p.ArtifactType == BundleMediaType {
+		// An OCI layout does not record a referrer's artifact type: Verify
+		// reads the manifest of each.
+		if p.ArtifactType == BundleMediaType || (p.ArtifactType == "" && p.MediaType == ocispec.MediaTypeImageManifest) {
 			out = append(out, p)
 		}
 	}
