@@ -115,10 +115,10 @@ func (p *PluginRef) merge() error {
 	}
 	var (
 		shaRef, timeoutRef, envRef, configRef, sandboxRef, sourceRef *ToolRef
-		toolConfigRef                                     = map[string]*ToolRef{}
-		all                                               bool
-		named                                             []string
-		exclude                                           []string // intersection over the all-tools refs
+		toolConfigRef                                                = map[string]*ToolRef{}
+		all                                                          bool
+		named                                                        []string
+		exclude                                                      []string // intersection over the all-tools refs
 	)
 	for i := range p.Refs {
 		r := &p.Refs[i]
