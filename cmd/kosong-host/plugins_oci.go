@@ -92,6 +92,12 @@ func newPluginsPublishCmd(g *globals) *cobra.Command {
 				}
 				bins = append(bins, distribution.Binary{Platform: plat, Path: path})
 			}
+			var signer *signingKey
+			if signKey != "" {
+				if signer, err = loadSigningKey(signKey); err != nil {
+					return exitCode(2, err)
+				}
+			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Minute)
 			defer cancel()
 			var describe json.RawMessage
@@ -106,12 +112,6 @@ func newPluginsPublishCmd(g *globals) *cobra.Command {
 			}
 			if describe == nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "kosong-host: no %s binary given: the artifact carries no Describe output\n", distribution.CurrentPlatform())
-			}
-			var signer *signingKey
-			if signKey != "" {
-				if signer, err = loadSigningKey(signKey); err != nil {
-					return exitCode(2, err)
-				}
 			}
 			t, err := distribution.Remote(ref, rf.options())
 			if err != nil {

@@ -257,3 +257,31 @@ func TestPolicyRefusesMCPServers(t *testing.T) {
 		t.Fatalf("no policy: %+v", none)
 	}
 }
+
+// TestPluginsPublishBadInput: each mistake is a one-line error, exit 2,
+// before any registry is reached.
+func TestPluginsPublishBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	os.WriteFile(bin, []byte("x"), 0o755)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plugins", "publish", "ghcr.io/a/b:1"}, "want oci://"},
+		{[]string{"plugins", "publish", "oci://ghcr.io/a/b:1"}, "give at least one --platform OS/ARCH=PATH"},
+		{[]string{"plugins", "publish", "oci://ghcr.io/a/b:1", "--platform", "linux"}, `--platform "linux": want OS/ARCH=PATH`},
+		{[]string{"plugins", "publish", "oci://ghcr.io/a/b:1", "--platform", "linux=" + bin}, "want OS/ARCH"},
+		{[]string{"plugins", "publish", "oci://ghcr.io/a/b:1", "--platform", "linux/amd64=" + filepath.Join(dir, "missing")}, "is not a file"},
+		{[]string{"plugins", "publish", "oci://ghcr.io/a/b@sha256:" + strings.Repeat("a", 64), "--platform", "linux/amd64=" + bin}, "give a tag"},
+		{[]string{"plugins", "publish", "oci://ghcr.io/a/b:1", "--platform", "plan9/386=" + bin, "--sign", bin}, "not a PEM private key"},
+		{[]string{"plugins", "info", "oci://ghcr.io/a/b", "--version", "~> nope"}, `version "~> nope"`},
+	}
+	e := newOCIEnv(t, dir)
+	for _, tc := range tests {
+		r := e.run(tc.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+			t.Errorf("%v: exit %d stderr %q, want %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}
