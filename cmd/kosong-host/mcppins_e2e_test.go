@@ -3,6 +3,7 @@ package main_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -46,7 +47,7 @@ turns:
 	if !strings.Contains(string(lock), "mcp_servers:\n  repo:\n    path: \"tools/server\"\n") || strings.Contains(string(lock), "npx") {
 		t.Fatalf("lock file:\n%s", lock)
 	}
-	if r := runHost(t, dir, "", "plugins", "verify"); r.code != 0 || !strings.Contains(r.stdout, "mcp:repo  ok (lock file)  "+server) {
+	if r := runHost(t, dir, "", "plugins", "verify"); r.code != 0 || !regexp.MustCompile(`mcp:repo +ok \(lock file\) +`+regexp.QuoteMeta(server)).MatchString(r.stdout) {
 		t.Fatalf("verify: %+v", r)
 	}
 	good, _ := pins.FileSHA256(server)

@@ -1,14 +1,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kosong-host/kosong-host/host/agent"
+	"github.com/kosong-host/kosong-host/host/distribution"
 	"github.com/kosong-host/kosong-host/host/pins"
 	"github.com/kosong-host/kosong-host/host/spec"
 )
@@ -23,15 +26,17 @@ func newPluginsCmd(g *globals) *cobra.Command {
 			"servers (and --mcp-config-file's) that is a file, not a name looked up in PATH. A sha256 in an agent\n" +
 			"file takes precedence over the lock file's. Paths in the lock file are relative to it.",
 	}
-	cmd.AddCommand(newPluginsLockCmd(g), newPluginsVerifyCmd(g), newPluginsServeCmd(), newPluginsCertsCmd())
+	cmd.AddCommand(newPluginsLockCmd(g), newPluginsVerifyCmd(g), newPluginsServeCmd(), newPluginsCertsCmd(),
+		newPluginsPublishCmd(g), newPluginsInfoCmd(), newPluginsInstallCmd(g), newPluginsMirrorCmd(g), newPluginsKeygenCmd())
 	return cmd
 }
 
 type pluginBinary struct {
-	ref  spec.PluginRef
-	path string
-	sum  string
-	err  error
+	ref     spec.PluginRef
+	path    string
+	sum     string
+	builtin bool
+	err     error
 }
 
 // mcpCommand is the command file of a stdio MCP server and its sha256.
@@ -57,7 +62,7 @@ func (g *globals) pluginBinaries() (lock string, _ []pluginBinary, _ []mcpComman
 	out := make([]pluginBinary, len(plugins))
 	for i, p := range plugins {
 		// A built-in plugin's binary is kosong-host itself.
-		out[i] = pluginBinary{ref: p.Ref, path: p.Resolved.Path, err: p.Err}
+		out[i] = pluginBinary{ref: p.Ref, path: p.Resolved.Path, builtin: p.Resolved.Builtin, err: p.Err}
 		if out[i].err == nil {
 			out[i].sum, out[i].err = pins.FileSHA256(out[i].path)
 		}
@@ -87,10 +92,19 @@ func relativeTo(file, path string) string {
 }
 
 func newPluginsLockCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var (
+		rf        registryFlags
+		platforms []string
+	)
+	cmd := &cobra.Command{
 		Use:   "lock",
-		Short: "Write the sha256 pins of the agent's plugin binaries to its lock file",
-		Args:  cobra.NoArgs,
+		Short: "Write the pins of the agent's plugins to its lock file (local binaries by sha256, oci:// sources by digest for each --platform)",
+		Long: "Pins each local plugin binary and MCP server command by sha256; each plugin with an oci:// source\n" +
+			"by the version its tag or constraint resolved to, the image index's digest and, for every\n" +
+			"--platform (default: this machine's), the manifest digest and the binary's sha256, so a teammate on\n" +
+			"another platform installs and verifies against the same lock; each built-in plugin by the version\n" +
+			"of kosong-host (it is part of the host, and no hash of the host binary is pinned).",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			path, bins, cmds, err := g.pluginBinaries()
 			if err != nil {
@@ -102,12 +116,25 @@ func newPluginsLockCmd(g *globals) *cobra.Command {
 			}
 			lock := &pins.File{Version: 1, Plugins: map[string]pins.Pin{}, MCPServers: map[string]pins.Pin{}}
 			var errs []error
+			if len(platforms) == 0 {
+				platforms = []string{distribution.CurrentPlatform()}
+			}
 			for _, b := range bins {
-				if b.err != nil {
+				switch {
+				case b.ref.Source != "":
+					pin, err := lockSource(cmd.Context(), b.ref, rf.options(), platforms)
+					if err != nil {
+						errs = append(errs, err)
+						continue
+					}
+					lock.Plugins[b.ref.Name] = pin
+				case b.err != nil:
 					errs = append(errs, b.err)
-					continue
+				case b.builtin:
+					lock.Plugins[b.ref.Name] = pins.Pin{Builtin: buildVersion()}
+				default:
+					lock.Plugins[b.ref.Name] = pins.Pin{Path: relativeTo(path, b.path), SHA256: b.sum}
 				}
-				lock.Plugins[b.ref.Name] = pins.Pin{Path: relativeTo(path, b.path), SHA256: b.sum}
 			}
 			for _, c := range cmds {
 				if c.err != nil {
@@ -126,6 +153,32 @@ func newPluginsLockCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
+	rf.add(cmd)
+	cmd.Flags().StringArrayVar(&platforms, "platform", nil, "OS/ARCH whose digests to record for plugins with an oci:// source (repeatable; default this machine's)")
+	return cmd
+}
+
+// lockSource resolves a plugin's OCI source and pins it for platforms.
+func lockSource(ctx context.Context, ref spec.PluginRef, opts distribution.Options, platforms []string) (pins.Pin, error) {
+	r, err := distribution.ParseRef(ref.Source, ref.Version)
+	if err != nil {
+		return pins.Pin{}, fmt.Errorf("plugin %s: %v", ref.Name, err)
+	}
+	t, err := distribution.Remote(r, opts)
+	if err != nil {
+		return pins.Pin{}, fmt.Errorf("plugin %s: %v", ref.Name, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	p, err := distribution.Lock(ctx, t, r, platforms)
+	if err != nil {
+		return pins.Pin{}, fmt.Errorf("plugin %s: %v", ref.Name, err)
+	}
+	out := pins.Pin{Source: sourceText(ref), Version: p.Version, Index: p.Index, Platforms: map[string]pins.PlatformPin{}}
+	for plat, pp := range p.Platforms {
+		out.Platforms[plat] = pins.PlatformPin{Manifest: pp.Manifest, SHA256: pp.SHA256}
+	}
+	return out, nil
 }
 
 func newPluginsVerifyCmd(g *globals) *cobra.Command {
@@ -154,6 +207,8 @@ func newPluginsVerifyCmd(g *globals) *cobra.Command {
 				switch {
 				case b.err != nil:
 					status, bad = "error: "+b.err.Error(), bad+1
+				case b.builtin && b.ref.SHA256 == "":
+					status = "built-in (part of kosong-host " + buildVersion() + ")"
 				case pin == "":
 					status = "not pinned"
 				case pin != b.sum:

@@ -49,6 +49,7 @@ type globals struct {
 
 func newRootCmd() *cobra.Command {
 	g := &globals{}
+	agent.SourceResolver = g.installSource // plugins with an oci:// source (plugins_source.go)
 	root := &cobra.Command{
 		Use:   "kosong-host",
 		Short: "Run LLM agents whose tools live in separate plugin binaries",
@@ -95,6 +96,7 @@ needs a command (kosong-host run -p PROMPT for one turn).`,
 	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd(), newPluginsCmd(g), newMCPCmd(g), newModelsCmd(g), newPluginServeCmd(), newSandboxExecCmd(), newPermissionsCmd(g), newTrustCmd(g), newSetupCmd())
 	root.AddCommand(newServeCmd(g))
 	addProjectCmds(root, g)
+	root.AddCommand(newPolicyCmd(g))
 	runCmd := newRunCmd(g)
 	root.AddCommand(runCmd)
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return runAlone(cmd, runCmd) }

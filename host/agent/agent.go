@@ -318,7 +318,11 @@ func pluginSpecs(s *spec.Spec, refs []spec.PluginRef, opts Options) (specs []plu
 			continue
 		}
 		sp := pluginSpec(ref, res, opts)
-		if fromLock[ref.Name] {
+		if res.Builtin && fromLock[ref.Name] {
+			// A built-in is part of the host: a lock file's hash of an
+			// older (or a teammate's) host binary does not pin it.
+			sp.Config.SHA256 = ""
+		} else if fromLock[ref.Name] {
 			sp.Config.LockFile = opts.LockFile
 			if sp.Config.LockFile == "" {
 				sp.Config.LockFile = pins.PathFor(s.Path)

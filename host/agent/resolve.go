@@ -42,10 +42,23 @@ func (r Resolved) Source(name string) string {
 	return fmt.Sprintf("plugin %s (%s)", name, r.Path)
 }
 
-// Resolve finds a plugin: a path as given; a bare name as
+// SourceResolver finds (installing it when it is missing) the binary of a
+// plugin with an OCI source (ref.Source); the command line sets it (see
+// host/distribution). Nil: such a plugin does not resolve.
+var SourceResolver func(ref spec.PluginRef) (string, error)
+
+// Resolve finds a plugin: a plugin with a source through SourceResolver;
+// a path as given; a bare name as
 // kosong-plugin-NAME in the plugin dirs, in order, and then among the
 // built-in plugins, so that an installed binary overrides a built-in.
 func Resolve(ref spec.PluginRef, dirs []string, builtins map[string]Builtin) (Resolved, error) {
+	if ref.Source != "" {
+		if SourceResolver == nil {
+			return Resolved{}, fmt.Errorf("plugin %s: source %s: this program does not install plugins", ref.Name, ref.Source)
+		}
+		path, err := SourceResolver(ref)
+		return Resolved{Path: path}, err
+	}
 	path, err := ResolvePlugin(ref, dirs)
 	if err == nil {
 		_, overrides := builtins[ref.Lookup]

@@ -62,7 +62,7 @@ var (
 	topKeys      = []string{"version", "agent"}
 	agentKeys    = []string{"extend", "name", "system_prompt_path", "system_prompt_args", "tools", "allowed_tools", "exclude_tools", "subagents", "model", "mcp_servers", "sandbox", "hooks", "permissions"}
 	subagentKeys = []string{"path", "description"}
-	toolRefKeys  = []string{"plugin", "remote", "name", "tls", "tools", "sha256", "config", "timeout", "env", "allow_secrets", "sandbox"}
+	toolRefKeys  = []string{"plugin", "remote", "name", "tls", "tools", "sha256", "config", "timeout", "env", "allow_secrets", "sandbox", "source", "version"}
 )
 
 // parser reads the YAML nodes of one file.

@@ -39,6 +39,9 @@ type PluginRef struct {
 	Sandbox *Sandbox
 	// Remote is set for a remote tool server (Path and Lookup are then "").
 	Remote *RemoteRef
+	// Source and Version say where a plugin named by Lookup is installed
+	// from (see ToolRef.Source); "" = the plugin dirs and built-ins.
+	Source, Version string
 	// Refs are the references merged into this plugin, in order.
 	Refs []ToolRef
 }
@@ -111,11 +114,11 @@ func (p *PluginRef) merge() error {
 		}
 	}
 	var (
-		shaRef, timeoutRef, envRef, configRef, sandboxRef *ToolRef
-		toolConfigRef                                     = map[string]*ToolRef{}
-		all                                               bool
-		named                                             []string
-		exclude                                           []string // intersection over the all-tools refs
+		shaRef, timeoutRef, envRef, configRef, sandboxRef, sourceRef *ToolRef
+		toolConfigRef                                                = map[string]*ToolRef{}
+		all                                                          bool
+		named                                                        []string
+		exclude                                                      []string // intersection over the all-tools refs
 	)
 	for i := range p.Refs {
 		r := &p.Refs[i]
@@ -124,6 +127,12 @@ func (p *PluginRef) merge() error {
 				return conflict(p, "sha256", shaRef, r)
 			}
 			p.SHA256, shaRef = r.SHA256, r
+		}
+		if r.Source != "" {
+			if sourceRef != nil && (sourceRef.Source != r.Source || sourceRef.Version != r.Version) {
+				return conflict(p, "source", sourceRef, r)
+			}
+			p.Source, p.Version, sourceRef = r.Source, r.Version, r
 		}
 		if r.Timeout != 0 {
 			if timeoutRef != nil && timeoutRef.Timeout != r.Timeout {

@@ -31,6 +31,9 @@ const PluginPrefix = "kosong-plugin-"
 //	    config: {engine: brave}       # optional; any mapping, handed to the tools as JSON
 //	    timeout: 30s                  # optional; Go duration > 0
 //	    env: [BRAVE_API_KEY]          # optional; host environment variables the plugin may inherit
+//	  - plugin: greet                 # a bare name ...
+//	    source: oci://ghcr.io/team/greet   # ... installed from an OCI registry (tag, @sha256:...)
+//	    version: "~> 1.2"             # optional; a semver constraint on the source's tags
 //
 // PLUGIN is a path if it contains a slash (relative to the folder of the file that declares
 // the reference), else a plugin name, looked up later as PluginPrefix+NAME.
@@ -64,6 +67,10 @@ type ToolRef struct {
 	Sandbox *Sandbox
 	// Remote is set for a remote tool server (then Plugin, Path and Lookup are "").
 	Remote *RemoteRef
+	// Source is where a plugin named by Lookup is installed from
+	// (`source: oci://REGISTRY/REPO[:TAG|@sha256:...]`), "" = the plugin
+	// dirs and built-ins; Version is a semver constraint on its tags.
+	Source, Version string
 	// File and Line locate the reference (File absolute).
 	File string
 	Line int
@@ -184,7 +191,7 @@ func (p *parser) toolRefString(n *yaml.Node, what string) (ToolRef, error) {
 
 func (p *parser) toolRefMapping(n *yaml.Node, what string) (ToolRef, error) {
 	r := ToolRef{File: p.f.path, Line: n.Line}
-	var pluginNode, toolsNode, envNode *yaml.Node
+	var pluginNode, toolsNode, envNode, sourceNode, versionNode *yaml.Node
 	where := what + " entry"
 	err := p.mapping(n, where, func(k, v *yaml.Node) error {
 		switch k.Value {
@@ -260,6 +267,14 @@ func (p *parser) toolRefMapping(n *yaml.Node, what string) (ToolRef, error) {
 			sb, err := p.sandbox(v, where)
 			r.Sandbox = sb
 			return err
+		case "source":
+			s, err := p.str(v, where+": source")
+			r.Source, sourceNode = s, v
+			return err
+		case "version":
+			s, err := p.str(v, where+": version")
+			r.Version, versionNode = s, v
+			return err
 		default:
 			if len(n.Content) == 2 && v.Kind == yaml.ScalarNode {
 				return p.errf(k, "unknown key %q in %s (known keys: %s; for one tool write \"%s:%s\" without a space)",
@@ -282,6 +297,9 @@ func (p *parser) toolRefMapping(n *yaml.Node, what string) (ToolRef, error) {
 		r.Text += ":" + strings.Join(r.Tools, ",")
 	}
 	if err := p.setPlugin(&r, pluginNode, r.Plugin, where); err != nil {
+		return r, err
+	}
+	if err := p.checkSource(&r, n, sourceNode, versionNode, where); err != nil {
 		return r, err
 	}
 	if name := r.secretEnv(nil); name != "" {

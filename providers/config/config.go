@@ -92,6 +92,9 @@ type File struct {
 	// written (nil when absent); the host reads them (host/spec.ParseHooks,
 	// host/spec.ParsePermissions), this package only carries them.
 	Hooks, Permissions *yaml.Node
+	// PluginMirrors and PluginTrust are `plugin_mirrors` and `plugin_trust`
+	// as written (nil when absent), read by host/distribution.
+	PluginMirrors, PluginTrust *yaml.Node
 }
 
 // Provider is a configured provider.
@@ -261,8 +264,10 @@ func Parse(path string, data []byte) (*File, error) {
 				return err
 			})
 		},
-		"hooks":       func(_, v *yaml.Node) error { f.Hooks = v; return nil },
-		"permissions": func(_, v *yaml.Node) error { f.Permissions = v; return nil },
+		"hooks":          func(_, v *yaml.Node) error { f.Hooks = v; return nil },
+		"permissions":    func(_, v *yaml.Node) error { f.Permissions = v; return nil },
+		"plugin_mirrors": func(_, v *yaml.Node) error { f.PluginMirrors = v; return nil },
+		"plugin_trust":   func(_, v *yaml.Node) error { f.PluginTrust = v; return nil },
 		"models": func(_, v *yaml.Node) error {
 			return p.each(v, "models", func(k, v *yaml.Node) error {
 				m, err := p.model(k.Value, v)

@@ -102,7 +102,7 @@ func TestParseEmpty(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ name, data, want string }{
-		{"unknown top key", "providerz: {}\n", `config c.yaml: line 1: unknown key "providerz" in the top level (known: default_model, hooks, models, permissions, providers)`},
+		{"unknown top key", "providerz: {}\n", `config c.yaml: line 1: unknown key "providerz" in the top level (known: default_model, hooks, models, permissions, plugin_mirrors, plugin_trust, providers)`},
 		{"unknown provider key", "providers:\n  p:\n    type: kimi\n    apikey: x\n", `config c.yaml: line 4: unknown key "apikey" in providers.p (known: api_key, api_key_env, base_url, connect_timeout, headers, stream_idle_timeout, type)`},
 		{"unknown model key", "models:\n  m:\n    provider: kimi\n    model: k\n    context: 5\n", `line 5: unknown key "context" in models.m`},
 		{"bad type", "providers:\n  p:\n    type: azure\n", `line 3: providers.p.type: unknown type "azure" (known: kimi, openai, openai-compatible, anthropic, google)`},
