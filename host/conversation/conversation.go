@@ -23,6 +23,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/spec"
+	"github.com/kosong-host/kosong-host/host/telemetry"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
 )
@@ -197,10 +198,16 @@ func (c *Conversation) TurnContent(ctx context.Context, content []providers.Cont
 		c.asm.checkpoints.Begin(sess.Dir, len(l.History()), providers.Message{Content: content[:1]}.Text())
 		defer c.asm.checkpoints.End()
 	}
+	var sessID string
+	if sess := c.Session(); sess != nil {
+		sessID = sess.ID
+	}
+	ctx, endSpan := telemetry.StartTurn(ctx, c.parts.AgentName, sessID, providers.Message{Content: content}.Text())
 	res, err := l.TurnContent(ctx, content)
 	if serr := c.save(l); serr != nil && err == nil {
 		err = serr
 	}
+	endSpan(res.Usage, err)
 	return res, err
 }
 

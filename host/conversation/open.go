@@ -19,6 +19,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/spec"
 	"github.com/kosong-host/kosong-host/host/subagent"
+	"github.com/kosong-host/kosong-host/host/telemetry"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
 	"github.com/kosong-host/kosong-host/providers/registry"
@@ -220,7 +221,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 
 	opts := cfg.Load
 	opts.WorkDir, opts.SessionID, opts.StateDir = cfg.WorkDir, sess.ID, sess.Dir
-	opts.Decider = guard.decider(flow)
+	opts.Decider = guard.decider(telemetry.Decider(flow))
 	opts.Questions = cfg.Questions
 	opts.Editor, opts.Terminal = cfg.Editor, cfg.Terminal
 	opts.Model = &capability.Model{Provider: sel.Provider.Name(), Name: sel.Provider.Model(), Alias: sel.Alias,
@@ -288,7 +289,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 
 // newLoop is the run loop of the conversation with provider p.
 func (asm *assembly) newLoop(p providers.ChatProvider, history []providers.Message, size int64) (*loop.Loop, error) {
-	return loop.New(asm.guard.loopConfig(loop.Config{Provider: p, Toolset: asm.agent.Toolset, System: asm.system,
+	return loop.New(asm.guard.loopConfig(loop.Config{Provider: telemetry.Provider(p), Toolset: telemetry.Toolset(asm.agent.Toolset, asm.agent.Toolset.Find), System: asm.system,
 		History: history, MaxStepsPerTurn: asm.cfg.MaxStepsPerTurn, Observer: asm.events, MaxContextSize: size}, asm.agent))
 }
 
@@ -535,7 +536,7 @@ func (asm *assembly) openSubagent(ctx context.Context, name, path string, obs lo
 	asm.mu.Lock()
 	p, size := asm.provider, asm.contextSize
 	asm.mu.Unlock()
-	l, err := loop.New(loop.Config{Provider: p, Toolset: a.Toolset, System: system,
+	l, err := loop.New(loop.Config{Provider: telemetry.Provider(p), Toolset: telemetry.Toolset(a.Toolset, a.Toolset.Find), System: system,
 		MaxStepsPerTurn: asm.cfg.MaxStepsPerTurn, MaxContextSize: size, Observer: obs})
 	if err != nil {
 		a.Close()

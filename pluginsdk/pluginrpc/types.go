@@ -105,6 +105,9 @@ type CallRequest struct {
 	ToolName   string
 	// Arguments as JSON, already validated by the host.
 	Arguments json.RawMessage
+	// TraceContext is the W3C trace context of the host's span of the
+	// call (traceparent, tracestate); nil when the host traces nothing.
+	TraceContext map[string]string
 }
 
 // ResultKind says whether a Result is a success, an error or a rejection.

@@ -338,6 +338,11 @@ func newServer() *mcp.Server {
 			os.Exit(3)
 			return nil, nil, errors.New("unreachable")
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "traceparent", Description: "Report the call's params._meta.traceparent."},
+		func(_ context.Context, req *mcp.CallToolRequest, _ none) (*mcp.CallToolResult, any, error) {
+			tp, _ := req.Params.GetMeta()["traceparent"].(string)
+			return text("traceparent=" + tp), nil, nil
+		})
 	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Report environment variables and the working directory."},
 		func(context.Context, *mcp.CallToolRequest, envIn) (*mcp.CallToolResult, any, error) {
 			var b strings.Builder

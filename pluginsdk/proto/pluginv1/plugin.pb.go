@@ -646,7 +646,11 @@ type CallRequest struct {
 	ToolCallId string                 `protobuf:"bytes,1,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
 	ToolName   string                 `protobuf:"bytes,2,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
 	// Arguments as JSON text, already validated by the host.
-	Arguments     string `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	Arguments string `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// The W3C trace context of the host's execute_tool span ("traceparent"
+	// and, when there is one, "tracestate"); empty when the host traces
+	// nothing. A plugin's own spans for the call go under it.
+	TraceContext  map[string]string `protobuf:"bytes,4,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -700,6 +704,13 @@ func (x *CallRequest) GetArguments() string {
 		return x.Arguments
 	}
 	return ""
+}
+
+func (x *CallRequest) GetTraceContext() map[string]string {
+	if x != nil {
+		return x.TraceContext
+	}
+	return nil
 }
 
 // CallFrame is the host's half of the Calls stream.
@@ -2573,12 +2584,16 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0eSTATUS_SKIPPED\x10\x02\x12\x11\n" +
 	"\rSTATUS_FAILED\x10\x03\"@\n" +
 	"\fLoadResponse\x120\n" +
-	"\x05tools\x18\x01 \x03(\v2\x1a.kosong.plugin.v1.ToolLoadR\x05tools\"j\n" +
+	"\x05tools\x18\x01 \x03(\v2\x1a.kosong.plugin.v1.ToolLoadR\x05tools\"\x81\x02\n" +
 	"\vCallRequest\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12\x1c\n" +
-	"\targuments\x18\x03 \x01(\tR\targuments\"\x85\x01\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\x12T\n" +
+	"\rtrace_context\x18\x04 \x03(\v2/.kosong.plugin.v1.CallRequest.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\x11TraceContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x85\x01\n" +
 	"\tCallFrame\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x121\n" +
 	"\x04call\x18\x02 \x01(\v2\x1d.kosong.plugin.v1.CallRequestR\x04call\x12\x1d\n" +
@@ -2740,7 +2755,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_plugin_proto_goTypes = []any{
 	(ToolAnnotations_Hint)(0),   // 0: kosong.plugin.v1.ToolAnnotations.Hint
 	(ToolLoad_Status)(0),        // 1: kosong.plugin.v1.ToolLoad.Status
@@ -2784,7 +2799,8 @@ var file_plugin_proto_goTypes = []any{
 	(*TerminalRunRequest)(nil),  // 39: kosong.plugin.v1.TerminalRunRequest
 	(*TerminalRunResponse)(nil), // 40: kosong.plugin.v1.TerminalRunResponse
 	nil,                         // 41: kosong.plugin.v1.LoadRequest.ToolConfigsEntry
-	nil,                         // 42: kosong.plugin.v1.QuestionResponse.AnswersEntry
+	nil,                         // 42: kosong.plugin.v1.CallRequest.TraceContextEntry
+	nil,                         // 43: kosong.plugin.v1.QuestionResponse.AnswersEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	4,  // 0: kosong.plugin.v1.ToolSpec.annotations:type_name -> kosong.plugin.v1.ToolAnnotations
@@ -2797,53 +2813,54 @@ var file_plugin_proto_depIdxs = []int32{
 	41, // 7: kosong.plugin.v1.LoadRequest.tool_configs:type_name -> kosong.plugin.v1.LoadRequest.ToolConfigsEntry
 	1,  // 8: kosong.plugin.v1.ToolLoad.status:type_name -> kosong.plugin.v1.ToolLoad.Status
 	8,  // 9: kosong.plugin.v1.LoadResponse.tools:type_name -> kosong.plugin.v1.ToolLoad
-	10, // 10: kosong.plugin.v1.CallFrame.call:type_name -> kosong.plugin.v1.CallRequest
-	19, // 11: kosong.plugin.v1.CallEvent.response:type_name -> kosong.plugin.v1.CallResponse
-	14, // 12: kosong.plugin.v1.ContentPart.image:type_name -> kosong.plugin.v1.Image
-	13, // 13: kosong.plugin.v1.ToolOk.output:type_name -> kosong.plugin.v1.ContentPart
-	15, // 14: kosong.plugin.v1.ToolOk.display:type_name -> kosong.plugin.v1.DisplayBlock
-	13, // 15: kosong.plugin.v1.ToolError.output:type_name -> kosong.plugin.v1.ContentPart
-	15, // 16: kosong.plugin.v1.ToolError.display:type_name -> kosong.plugin.v1.DisplayBlock
-	16, // 17: kosong.plugin.v1.CallResponse.ok:type_name -> kosong.plugin.v1.ToolOk
-	17, // 18: kosong.plugin.v1.CallResponse.error:type_name -> kosong.plugin.v1.ToolError
-	18, // 19: kosong.plugin.v1.CallResponse.rejected:type_name -> kosong.plugin.v1.ToolRejected
-	15, // 20: kosong.plugin.v1.ApprovalRequest.display:type_name -> kosong.plugin.v1.DisplayBlock
-	29, // 21: kosong.plugin.v1.Question.options:type_name -> kosong.plugin.v1.QuestionOption
-	30, // 22: kosong.plugin.v1.QuestionRequest.questions:type_name -> kosong.plugin.v1.Question
-	42, // 23: kosong.plugin.v1.QuestionResponse.answers:type_name -> kosong.plugin.v1.QuestionResponse.AnswersEntry
-	2,  // 24: kosong.plugin.v1.Plugin.Describe:input_type -> kosong.plugin.v1.DescribeRequest
-	7,  // 25: kosong.plugin.v1.Plugin.Load:input_type -> kosong.plugin.v1.LoadRequest
-	10, // 26: kosong.plugin.v1.Plugin.Call:input_type -> kosong.plugin.v1.CallRequest
-	11, // 27: kosong.plugin.v1.Plugin.Calls:input_type -> kosong.plugin.v1.CallFrame
-	20, // 28: kosong.plugin.v1.Approval.Request:input_type -> kosong.plugin.v1.ApprovalRequest
-	22, // 29: kosong.plugin.v1.Environment.Get:input_type -> kosong.plugin.v1.EnvironmentRequest
-	24, // 30: kosong.plugin.v1.Session.Get:input_type -> kosong.plugin.v1.SessionRequest
-	25, // 31: kosong.plugin.v1.Config.Get:input_type -> kosong.plugin.v1.ConfigRequest
-	27, // 32: kosong.plugin.v1.Progress.Report:input_type -> kosong.plugin.v1.ProgressReport
-	31, // 33: kosong.plugin.v1.UserInput.Ask:input_type -> kosong.plugin.v1.QuestionRequest
-	33, // 34: kosong.plugin.v1.Model.Get:input_type -> kosong.plugin.v1.ModelRequest
-	35, // 35: kosong.plugin.v1.Editor.ReadTextFile:input_type -> kosong.plugin.v1.EditorReadRequest
-	37, // 36: kosong.plugin.v1.Editor.WriteTextFile:input_type -> kosong.plugin.v1.EditorWriteRequest
-	39, // 37: kosong.plugin.v1.Terminal.Run:input_type -> kosong.plugin.v1.TerminalRunRequest
-	5,  // 38: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
-	9,  // 39: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
-	19, // 40: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
-	12, // 41: kosong.plugin.v1.Plugin.Calls:output_type -> kosong.plugin.v1.CallEvent
-	21, // 42: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
-	23, // 43: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
-	6,  // 44: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
-	26, // 45: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
-	28, // 46: kosong.plugin.v1.Progress.Report:output_type -> kosong.plugin.v1.ProgressAck
-	32, // 47: kosong.plugin.v1.UserInput.Ask:output_type -> kosong.plugin.v1.QuestionResponse
-	34, // 48: kosong.plugin.v1.Model.Get:output_type -> kosong.plugin.v1.ModelInfo
-	36, // 49: kosong.plugin.v1.Editor.ReadTextFile:output_type -> kosong.plugin.v1.EditorReadResponse
-	38, // 50: kosong.plugin.v1.Editor.WriteTextFile:output_type -> kosong.plugin.v1.EditorWriteResponse
-	40, // 51: kosong.plugin.v1.Terminal.Run:output_type -> kosong.plugin.v1.TerminalRunResponse
-	38, // [38:52] is the sub-list for method output_type
-	24, // [24:38] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	42, // 10: kosong.plugin.v1.CallRequest.trace_context:type_name -> kosong.plugin.v1.CallRequest.TraceContextEntry
+	10, // 11: kosong.plugin.v1.CallFrame.call:type_name -> kosong.plugin.v1.CallRequest
+	19, // 12: kosong.plugin.v1.CallEvent.response:type_name -> kosong.plugin.v1.CallResponse
+	14, // 13: kosong.plugin.v1.ContentPart.image:type_name -> kosong.plugin.v1.Image
+	13, // 14: kosong.plugin.v1.ToolOk.output:type_name -> kosong.plugin.v1.ContentPart
+	15, // 15: kosong.plugin.v1.ToolOk.display:type_name -> kosong.plugin.v1.DisplayBlock
+	13, // 16: kosong.plugin.v1.ToolError.output:type_name -> kosong.plugin.v1.ContentPart
+	15, // 17: kosong.plugin.v1.ToolError.display:type_name -> kosong.plugin.v1.DisplayBlock
+	16, // 18: kosong.plugin.v1.CallResponse.ok:type_name -> kosong.plugin.v1.ToolOk
+	17, // 19: kosong.plugin.v1.CallResponse.error:type_name -> kosong.plugin.v1.ToolError
+	18, // 20: kosong.plugin.v1.CallResponse.rejected:type_name -> kosong.plugin.v1.ToolRejected
+	15, // 21: kosong.plugin.v1.ApprovalRequest.display:type_name -> kosong.plugin.v1.DisplayBlock
+	29, // 22: kosong.plugin.v1.Question.options:type_name -> kosong.plugin.v1.QuestionOption
+	30, // 23: kosong.plugin.v1.QuestionRequest.questions:type_name -> kosong.plugin.v1.Question
+	43, // 24: kosong.plugin.v1.QuestionResponse.answers:type_name -> kosong.plugin.v1.QuestionResponse.AnswersEntry
+	2,  // 25: kosong.plugin.v1.Plugin.Describe:input_type -> kosong.plugin.v1.DescribeRequest
+	7,  // 26: kosong.plugin.v1.Plugin.Load:input_type -> kosong.plugin.v1.LoadRequest
+	10, // 27: kosong.plugin.v1.Plugin.Call:input_type -> kosong.plugin.v1.CallRequest
+	11, // 28: kosong.plugin.v1.Plugin.Calls:input_type -> kosong.plugin.v1.CallFrame
+	20, // 29: kosong.plugin.v1.Approval.Request:input_type -> kosong.plugin.v1.ApprovalRequest
+	22, // 30: kosong.plugin.v1.Environment.Get:input_type -> kosong.plugin.v1.EnvironmentRequest
+	24, // 31: kosong.plugin.v1.Session.Get:input_type -> kosong.plugin.v1.SessionRequest
+	25, // 32: kosong.plugin.v1.Config.Get:input_type -> kosong.plugin.v1.ConfigRequest
+	27, // 33: kosong.plugin.v1.Progress.Report:input_type -> kosong.plugin.v1.ProgressReport
+	31, // 34: kosong.plugin.v1.UserInput.Ask:input_type -> kosong.plugin.v1.QuestionRequest
+	33, // 35: kosong.plugin.v1.Model.Get:input_type -> kosong.plugin.v1.ModelRequest
+	35, // 36: kosong.plugin.v1.Editor.ReadTextFile:input_type -> kosong.plugin.v1.EditorReadRequest
+	37, // 37: kosong.plugin.v1.Editor.WriteTextFile:input_type -> kosong.plugin.v1.EditorWriteRequest
+	39, // 38: kosong.plugin.v1.Terminal.Run:input_type -> kosong.plugin.v1.TerminalRunRequest
+	5,  // 39: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
+	9,  // 40: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
+	19, // 41: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
+	12, // 42: kosong.plugin.v1.Plugin.Calls:output_type -> kosong.plugin.v1.CallEvent
+	21, // 43: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
+	23, // 44: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
+	6,  // 45: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
+	26, // 46: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
+	28, // 47: kosong.plugin.v1.Progress.Report:output_type -> kosong.plugin.v1.ProgressAck
+	32, // 48: kosong.plugin.v1.UserInput.Ask:output_type -> kosong.plugin.v1.QuestionResponse
+	34, // 49: kosong.plugin.v1.Model.Get:output_type -> kosong.plugin.v1.ModelInfo
+	36, // 50: kosong.plugin.v1.Editor.ReadTextFile:output_type -> kosong.plugin.v1.EditorReadResponse
+	38, // 51: kosong.plugin.v1.Editor.WriteTextFile:output_type -> kosong.plugin.v1.EditorWriteResponse
+	40, // 52: kosong.plugin.v1.Terminal.Run:output_type -> kosong.plugin.v1.TerminalRunResponse
+	39, // [39:53] is the sub-list for method output_type
+	25, // [25:39] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2866,7 +2883,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   41,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   10,
 		},
