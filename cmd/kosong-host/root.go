@@ -93,6 +93,7 @@ needs a command (kosong-host run -p PROMPT for one turn).`,
 	pf.DurationVar(&g.mcpWait, "mcp-startup-timeout", mcpclient.DefaultStartTimeout,
 		"how long the first model request waits for MCP servers; a slower one keeps starting (within its startup_timeout) and its tools join when it is up")
 	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd(), newPluginsCmd(g), newMCPCmd(g), newModelsCmd(g), newPluginServeCmd(), newSandboxExecCmd(), newPermissionsCmd(g), newTrustCmd(g), newSetupCmd())
+	root.AddCommand(newAuditCmd())
 	addProjectCmds(root, g)
 	runCmd := newRunCmd(g)
 	root.AddCommand(runCmd)

@@ -292,6 +292,8 @@ func (c *Conversation) Close() {
 type Relay struct {
 	mu  sync.RWMutex
 	obs loop.Observer
+	// tap hears every event first (the audit log); set before use.
+	tap loop.Observer
 }
 
 // Set says where events go; nil drops them.
@@ -303,6 +305,9 @@ func (r *Relay) Set(o loop.Observer) {
 
 // Observe passes e on.
 func (r *Relay) Observe(e loop.Event) {
+	if r.tap != nil {
+		r.tap.Observe(e)
+	}
 	r.mu.RLock()
 	o := r.obs
 	r.mu.RUnlock()

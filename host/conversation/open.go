@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/audit"
 	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/hooks"
 	"github.com/kosong-host/kosong-host/host/loop"
@@ -210,6 +212,18 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	}
 	events := &Relay{}
 	events.Set(cfg.Observer)
+	var tools *toolset.Toolset // the agent's, once loaded
+	aud, err := audit.Open(sess.Dir, audit.Options{Session: sess.ID, Agent: s.Name, Args: auditArgs(cfg),
+		Find: func(name string) (toolset.Tool, bool) {
+			if tools == nil {
+				return nil, false
+			}
+			return tools.Find(name)
+		}})
+	if err != nil {
+		return nil, err
+	}
+	events.tap = aud
 	guards.client = cfg.ClientHooks
 	guard, err := guards.openGuard(cfg.ConfigPath, cfg.WorkDir, sess.ID, events)
 	if err != nil {
@@ -232,9 +246,11 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	}
 	a, err := agent.LoadSpec(ctx, s, opts)
 	if err != nil {
+		aud.Close()
 		return nil, err
 	}
 	a.Source = cfg.AgentSource
+	tools = a.Toolset
 	asm := &assembly{cfg: cfg, spec: s, agent: a, system: system, guard: guard, opts: opts, events: events,
 		provider: sel.Provider, contextSize: contextSize, notes: sel.Notes(), source: "startup",
 		images: takesImages(sel.Capabilities, sel.CapabilitiesDeclared)}
@@ -278,6 +294,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 				asm.end()
 			}
 			a.Close()
+			aud.Close()
 		}, Clear: asm.clear, SetModel: asm.setModel})
 	conv.asm = asm
 	conv.SetPlanMode(cfg.PlanMode)
@@ -570,3 +587,13 @@ func reportTo(obs loop.Observer) func(approval.Decided) {
 // ReportTo is the report function of an approval flow whose decisions go
 // to obs as loop.ApprovalDecided events (front ends' tests).
 func ReportTo(obs loop.Observer) func(approval.Decided) { return reportTo(obs) }
+
+// auditArgs: the audit log records the arguments themselves
+// (KOSONG_AUDIT_ARGUMENTS=true), not only their hash.
+func auditArgs(cfg Config) bool {
+	getenv := cfg.Load.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return getenv(audit.ArgsEnv) == "true"
+}
