@@ -236,12 +236,12 @@ agent:
 // opt-in.
 func TestTraceInJaeger(t *testing.T) {
 	j := startJaeger(t)
-	dir := writeFiles(t, map[string]string{"agent.yaml": mcpAgentWith(t, "traceparent"), "s.md": "hi", "script.yaml": `
+	dir := writeFiles(t, map[string]string{"agent.yaml": mcpAgentWith(t, "env"), "s.md": "hi", "script.yaml": `
 turns:
   - tool_calls:
       - {id: c1, name: Shell, arguments: {command: "echo secret-argument-text"}}
   - tool_calls:
-      - {id: c2, name: test__traceparent, arguments: {}}
+      - {id: c2, name: test__env, arguments: {names: [NONE]}}
   - text: "Done."
 `})
 	service := fmt.Sprintf("kosong-e2e-%d", time.Now().UnixNano())
@@ -255,7 +255,11 @@ turns:
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
 		var ev struct{ Type, ID, Output string }
 		if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "tool_result" && ev.ID == "c2" {
-			mcpOut = strings.TrimSpace(ev.Output)
+			for _, l := range strings.Split(ev.Output, "\n") {
+				if strings.HasPrefix(l, "_meta.traceparent=") {
+					mcpOut = l
+				}
+			}
 		}
 	}
 	var tr jaegerTrace
@@ -279,12 +283,12 @@ turns:
   chat script:script.yaml [%[1]s]
   execute_tool Shell [%[1]s]
     shell command [kosong-host plugin shell]
-  execute_tool test__traceparent [%[1]s]
+  execute_tool test__env [%[1]s]
 `, service)
 	if tree != want {
 		t.Errorf("trace tree:\n%s\nwant:\n%s", tree, want)
 	}
-	if wantTP := fmt.Sprintf("traceparent=00-%s-%s-01", tr.TraceID, ids["execute_tool test__traceparent"]); mcpOut != wantTP {
+	if wantTP := fmt.Sprintf("_meta.traceparent=00-%s-%s-01", tr.TraceID, ids["execute_tool test__env"]); mcpOut != wantTP {
 		t.Errorf("the MCP server saw %q, want %q", mcpOut, wantTP)
 	}
 	b, _ := json.Marshal(tr)
