@@ -164,6 +164,9 @@ func (s *server) Call(ctx context.Context, req pluginrpc.CallRequest) (pluginrpc
 		return toRPCResult(Result{Kind: KindError, Runtime: true,
 			Message: fmt.Sprintf("tool %s is not loaded in this plugin", req.ToolName)}), nil
 	}
+	if len(req.TraceContext) > 0 {
+		ctx = withTraceContext(ctx, req.TraceContext)
+	}
 	ctx = context.WithValue(ctx, toolCallKey{}, toolCall{id: req.ToolCallID, name: req.ToolName,
 		logger: s.logger.Named(req.ToolName).With("tool_call_id", req.ToolCallID)})
 	r := s.run(ctx, req, fn)

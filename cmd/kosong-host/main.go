@@ -76,9 +76,15 @@ func execChild(argv []string) int {
 // run executes the command line and returns the exit code: 0 ok, 1 a tool or
 // turn failed, 2 usage, spec or load error, 75 provider failure after retries.
 func run(args []string) int {
+	stop, err := startTelemetry(args)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error: "+err.Error())
+		return 2
+	}
+	defer stop()
 	root := newRootCmd()
 	root.SetArgs(args)
-	err := root.Execute()
+	err = root.Execute()
 	if err == nil {
 		return 0
 	}

@@ -95,6 +95,7 @@ needs a command (kosong-host run -p PROMPT for one turn).`,
 		"how long the first model request waits for MCP servers; a slower one keeps starting (within its startup_timeout) and its tools join when it is up")
 	root.AddCommand(newToolsCmd(g), newValidateCmd(g), newVersionCmd(), newPluginsCmd(g), newMCPCmd(g), newModelsCmd(g), newPluginServeCmd(), newSandboxExecCmd(), newPermissionsCmd(g), newTrustCmd(g), newSetupCmd())
 	root.AddCommand(newServeCmd(g))
+	root.AddCommand(newAuditCmd())
 	addProjectCmds(root, g)
 	root.AddCommand(newPolicyCmd(g))
 	runCmd := newRunCmd(g)

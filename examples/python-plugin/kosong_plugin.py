@@ -236,11 +236,33 @@ class Call:
     """What a handler gets besides its arguments: the call's id and tool, the
     host capabilities (None when the tool asked for none), a logger, and
     `cancelled`, an Event set when the host cancels the call or it times out
-    (return promptly then: past the grace period the plugin exits)."""
+    (return promptly then: past the grace period the plugin exits).
 
-    def __init__(self, call_id, tool, host, session, logger):
+    `trace_context` is the W3C trace context of the host's execute_tool span
+    ({"traceparent": ..., "tracestate": ...}; empty when the host traces
+    nothing). With OpenTelemetry for Python, a handler's spans nest under the
+    host's tool call:
+
+        from opentelemetry.propagate import extract
+        with tracer.start_as_current_span("work", context=extract(call.trace_context)):
+            ...
+
+    and `traceparent_env()` passes it on to a command the handler runs."""
+
+    def __init__(self, call_id, tool, host, session, logger, trace_context=None):
         self.id, self.tool, self.host, self.session, self.log = call_id, tool, host, session, logger
+        self.trace_context = dict(trace_context or {})
         self.cancelled = threading.Event()
+
+    def traceparent_env(self):
+        """TRACEPARENT and TRACESTATE for a command's environment ({} when
+        the host traces nothing)."""
+        env = {}
+        if self.trace_context.get("traceparent"):
+            env["TRACEPARENT"] = self.trace_context["traceparent"]
+        if self.trace_context.get("tracestate"):
+            env["TRACESTATE"] = self.trace_context["tracestate"]
+        return env
 
     def request_approval(self, action, description):
         """Ask the user (through the host) to approve an action of this call;
@@ -426,7 +448,7 @@ class _Plugin(plugin_pb2_grpc.PluginServicer):
             )
         tool = self.tools[request.tool_name]
         logger = log.named(tool.name, tool_call_id=request.tool_call_id)
-        call = Call(request.tool_call_id, tool.name, host, session, logger)
+        call = Call(request.tool_call_id, tool.name, host, session, logger, request.trace_context)
         done = threading.Event()
 
         def ended():

@@ -23,6 +23,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/spec"
+	"github.com/kosong-host/kosong-host/host/telemetry"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
 )
@@ -201,10 +202,16 @@ func (c *Conversation) TurnContent(ctx context.Context, content []providers.Cont
 		c.asm.checkpoints.Begin(sess.Dir, len(l.History()), providers.Message{Content: content[:1]}.Text())
 		defer c.asm.checkpoints.End()
 	}
+	var sessID string
+	if sess := c.Session(); sess != nil {
+		sessID = sess.ID
+	}
+	ctx, endSpan := telemetry.StartTurn(ctx, c.parts.AgentName, sessID, providers.Message{Content: content}.Text())
 	res, err := l.TurnContent(ctx, content)
 	if serr := c.save(l); serr != nil && err == nil {
 		err = serr
 	}
+	endSpan(res.Usage, err)
 	return res, err
 }
 
@@ -289,6 +296,8 @@ func (c *Conversation) Close() {
 type Relay struct {
 	mu  sync.RWMutex
 	obs loop.Observer
+	// tap hears every event first (the audit log); set before use.
+	tap loop.Observer
 }
 
 // Set says where events go; nil drops them.
@@ -300,6 +309,9 @@ func (r *Relay) Set(o loop.Observer) {
 
 // Observe passes e on.
 func (r *Relay) Observe(e loop.Event) {
+	if r.tap != nil {
+		r.tap.Observe(e)
+	}
 	r.mu.RLock()
 	o := r.obs
 	r.mu.RUnlock()

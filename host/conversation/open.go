@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/audit"
 	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/hooks"
 	"github.com/kosong-host/kosong-host/host/loop"
@@ -20,6 +22,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/spec"
 	"github.com/kosong-host/kosong-host/host/subagent"
+	"github.com/kosong-host/kosong-host/host/telemetry"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
 	"github.com/kosong-host/kosong-host/providers/registry"
@@ -218,6 +221,18 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	}
 	events := &Relay{}
 	events.Set(cfg.Observer)
+	var tools *toolset.Toolset // the agent's, once loaded
+	aud, err := audit.Open(sess.Dir, audit.Options{Session: sess.ID, Agent: s.Name, Args: auditArgs(cfg),
+		Find: func(name string) (toolset.Tool, bool) {
+			if tools == nil {
+				return nil, false
+			}
+			return tools.Find(name)
+		}})
+	if err != nil {
+		return nil, err
+	}
+	events.tap = aud
 	guards.client = cfg.ClientHooks
 	guard, err := guards.openGuard(cfg.ConfigPath, cfg.WorkDir, sess.ID, events)
 	if err != nil {
@@ -229,7 +244,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 
 	opts := cfg.Load
 	opts.WorkDir, opts.SessionID, opts.StateDir = cfg.WorkDir, sess.ID, sess.Dir
-	opts.Decider = guard.decider(flow)
+	opts.Decider = guard.decider(telemetry.Decider(flow))
 	opts.Questions = cfg.Questions
 	opts.Editor, opts.Terminal = cfg.Editor, cfg.Terminal
 	opts.PluginPool = cfg.Plugins
@@ -241,9 +256,11 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	}
 	a, err := agent.LoadSpec(ctx, s, opts)
 	if err != nil {
+		aud.Close()
 		return nil, err
 	}
 	a.Source = cfg.AgentSource
+	tools = a.Toolset
 	asm := &assembly{cfg: cfg, spec: s, agent: a, system: system, guard: guard, opts: opts, events: events,
 		provider: sel.Provider, contextSize: contextSize, notes: sel.Notes(), source: "startup",
 		images: takesImages(sel.Capabilities, sel.CapabilitiesDeclared)}
@@ -287,6 +304,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 				asm.end()
 			}
 			a.Close()
+			aud.Close()
 		}, Clear: asm.clear, SetModel: asm.setModel})
 	conv.asm = asm
 	conv.SetPlanMode(cfg.PlanMode)
@@ -298,7 +316,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 
 // newLoop is the run loop of the conversation with provider p.
 func (asm *assembly) newLoop(p providers.ChatProvider, history []providers.Message, size int64) (*loop.Loop, error) {
-	return loop.New(asm.guard.loopConfig(loop.Config{Provider: p, Toolset: asm.agent.Toolset, System: asm.system,
+	return loop.New(asm.guard.loopConfig(loop.Config{Provider: telemetry.Provider(p), Toolset: telemetry.Toolset(asm.agent.Toolset, asm.agent.Toolset.Find), System: asm.system,
 		History: history, MaxStepsPerTurn: asm.cfg.MaxStepsPerTurn, Observer: asm.events, MaxContextSize: size}, asm.agent))
 }
 
@@ -545,7 +563,7 @@ func (asm *assembly) openSubagent(ctx context.Context, name, path string, obs lo
 	asm.mu.Lock()
 	p, size := asm.provider, asm.contextSize
 	asm.mu.Unlock()
-	l, err := loop.New(loop.Config{Provider: p, Toolset: a.Toolset, System: system,
+	l, err := loop.New(loop.Config{Provider: telemetry.Provider(p), Toolset: telemetry.Toolset(a.Toolset, a.Toolset.Find), System: system,
 		MaxStepsPerTurn: asm.cfg.MaxStepsPerTurn, MaxContextSize: size, Observer: obs})
 	if err != nil {
 		a.Close()
@@ -579,3 +597,13 @@ func reportTo(obs loop.Observer) func(approval.Decided) {
 // ReportTo is the report function of an approval flow whose decisions go
 // to obs as loop.ApprovalDecided events (front ends' tests).
 func ReportTo(obs loop.Observer) func(approval.Decided) { return reportTo(obs) }
+
+// auditArgs: the audit log records the arguments themselves
+// (KOSONG_AUDIT_ARGUMENTS=true), not only their hash.
+func auditArgs(cfg Config) bool {
+	getenv := cfg.Load.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return getenv(audit.ArgsEnv) == "true"
+}

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/kosong-host/kosong-host/host/proc"
+	"github.com/kosong-host/kosong-host/host/telemetry"
 )
 
 // The events.
@@ -279,6 +280,7 @@ func (r *Runner) run(ctx context.Context, h compiled, target, toolName string, s
 	if toolName != "" {
 		cmd.Env = append(cmd.Env, "KOSONG_TOOL_NAME="+toolName)
 	}
+	cmd.Env = append(cmd.Env, telemetry.Env(ctx)...) // TRACEPARENT, TRACESTATE
 	cmd.Stdin = bytes.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

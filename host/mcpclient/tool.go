@@ -15,6 +15,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/proc"
+	"github.com/kosong-host/kosong-host/host/telemetry"
 	"github.com/kosong-host/kosong-host/host/toolset"
 )
 
@@ -160,6 +161,11 @@ func (t *Tool) call(ctx context.Context, c *conn, id string, args json.RawMessag
 
 	params := &mcp.CallToolParams{Name: t.remote, Arguments: args}
 	params.SetProgressToken(token)
+	// The trace context of the call's span, where MCP servers look for it
+	// (params._meta.traceparent, tracestate).
+	for k, v := range telemetry.MCP(ctx, s.source) {
+		params.Meta[k] = v
+	}
 	// Should the call be cancelled or time out, the server must still
 	// answer within the grace period, or it is killed and restarted.
 	release := s.sup.Guard(cctx, c)

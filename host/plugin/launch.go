@@ -26,6 +26,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/pins"
 	"github.com/kosong-host/kosong-host/host/proc"
 	"github.com/kosong-host/kosong-host/host/sandbox"
+	"github.com/kosong-host/kosong-host/host/telemetry"
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
 )
 
@@ -182,6 +183,7 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 	}
 	tag := proc.NewTag()
 	cmd.Env = append(cmd.Env, proc.TagVar(tag))
+	cmd.Env = append(cmd.Env, telemetry.PluginEnv()...)
 	proc.Isolate(cmd)
 
 	// The start timeout counts the time the plugin makes no progress
@@ -438,6 +440,14 @@ func (p *Process) Exited() bool { return p.client.Exited() }
 
 // Pid is the plugin's process id (and that of its process group).
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// pid is the plugin's process id, 0 for a remote tool server.
+func (p *Process) pid() int {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
 
 // Ping asks go-plugin's health service of the plugin whether it serves:
 // an answer within ctx says the process is alive and answering.

@@ -19,6 +19,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/capability"
 	"github.com/kosong-host/kosong-host/host/supervise"
+	"github.com/kosong-host/kosong-host/host/telemetry"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/pluginsdk/limits"
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
@@ -559,6 +560,7 @@ func (p *Plugin) start(ctx context.Context) (*Process, error) {
 		cur.Kill()
 		return nil, err
 	}
+	telemetry.PluginRestarted(ctx, p.name)
 	return cur, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/kosong-host/kosong-host/host/telemetry"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/pluginsdk/limits"
 	"github.com/kosong-host/kosong-host/pluginsdk/pluginrpc"
@@ -53,7 +54,8 @@ func (t *tool) Call(ctx context.Context, id string, args json.RawMessage) toolse
 	release := sup.Guard(ctx, cur)
 	defer t.plugin.calls.start(id, t.spec.Name)()
 	defer t.routeProgress(ctx, id)()
-	res, err := cur.Call(ctx, pluginrpc.CallRequest{ToolCallID: id, ToolName: t.spec.Name, Arguments: args, LoadID: t.plugin.loadID})
+	res, err := cur.Call(ctx, pluginrpc.CallRequest{ToolCallID: id, ToolName: t.spec.Name, Arguments: args, LoadID: t.plugin.loadID,
+		TraceContext: telemetry.Plugin(ctx, t.plugin.name, cur.pid())})
 	release()
 	if errors.Is(err, pluginrpc.ErrEmptyResult) {
 		return toolset.RuntimeError(err)

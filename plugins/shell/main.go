@@ -8,11 +8,14 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/otel"
 
 	"github.com/kosong-host/kosong-host/pluginsdk"
 )
@@ -150,11 +153,19 @@ func runInTerminal(ctx context.Context, term pluginsdk.Terminal, sh pluginsdk.Sh
 // run runs command with the shell in dir, killing its whole process group
 // when timeout expires or ctx is cancelled.
 func run(ctx context.Context, sh pluginsdk.Shell, dir, command string, timeout time.Duration) pluginsdk.Result {
+	// The command's span: under the host's execute_tool span when the host
+	// traces and the plugin's process exports (a no-op otherwise).
+	ctx, span := otel.Tracer("github.com/kosong-host/kosong-host/plugins/shell").Start(ctx, "shell command")
+	defer span.End()
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	path, flag := shellCommand(sh)
 	cmd := exec.CommandContext(runCtx, path, flag, command)
 	cmd.Dir = dir
+	if env := pluginsdk.TraceEnv(ctx); env != nil {
+		// The command's own tracing nests under the call.
+		cmd.Env = append(os.Environ(), env...)
+	}
 	// One writer for both streams: exec then shares one pipe between them,
 	// which keeps stdout and stderr in the order they were written.
 	out := &capped{max: maxCapture}

@@ -140,12 +140,12 @@ func fromProtoLoadResponse(resp *pluginv1.LoadResponse) []ToolLoad {
 
 // toProtoCallRequest converts a CallRequest to its wire form.
 func toProtoCallRequest(r CallRequest) *pluginv1.CallRequest {
-	return &pluginv1.CallRequest{ToolCallId: r.ToolCallID, ToolName: r.ToolName, Arguments: string(r.Arguments), LoadId: r.LoadID}
+	return &pluginv1.CallRequest{ToolCallId: r.ToolCallID, ToolName: r.ToolName, Arguments: string(r.Arguments), LoadId: r.LoadID, TraceContext: r.TraceContext}
 }
 
 // fromProtoCallRequest converts a wire Call request.
 func fromProtoCallRequest(r *pluginv1.CallRequest) CallRequest {
-	return CallRequest{ToolCallID: r.GetToolCallId(), ToolName: r.GetToolName(), Arguments: json.RawMessage(r.GetArguments()), LoadID: r.GetLoadId()}
+	return CallRequest{ToolCallID: r.GetToolCallId(), ToolName: r.GetToolName(), Arguments: json.RawMessage(r.GetArguments()), LoadID: r.GetLoadId(), TraceContext: r.GetTraceContext()}
 }
 
 // toProtoResult converts a Result to its wire form.

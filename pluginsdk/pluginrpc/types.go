@@ -115,6 +115,9 @@ type CallRequest struct {
 	Arguments json.RawMessage
 	// LoadID is the load whose tool runs the call ("": the one load).
 	LoadID string
+	// TraceContext is the W3C trace context of the host's span of the
+	// call (traceparent, tracestate); nil when the host traces nothing.
+	TraceContext map[string]string
 }
 
 // ResultKind says whether a Result is a success, an error or a rejection.

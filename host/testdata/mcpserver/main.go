@@ -338,11 +338,14 @@ func newServer() *mcp.Server {
 			os.Exit(3)
 			return nil, nil, errors.New("unreachable")
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Report environment variables and the working directory."},
-		func(context.Context, *mcp.CallToolRequest, envIn) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Report environment variables, the working directory and the call's params._meta.traceparent."},
+		func(_ context.Context, req *mcp.CallToolRequest, _ envIn) (*mcp.CallToolResult, any, error) {
 			var b strings.Builder
 			wd, _ := os.Getwd()
 			fmt.Fprintf(&b, "cwd=%s\n", wd)
+			if tp, ok := req.Params.GetMeta()["traceparent"].(string); ok {
+				fmt.Fprintf(&b, "_meta.traceparent=%s\n", tp)
+			}
 			for _, kv := range os.Environ() {
 				fmt.Fprintln(&b, kv)
 			}

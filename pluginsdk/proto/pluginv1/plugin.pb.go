@@ -673,7 +673,11 @@ type CallRequest struct {
 	// Arguments as JSON text, already validated by the host.
 	Arguments string `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"`
 	// The load whose tool runs the call (LoadRequest.load_id).
-	LoadId        string `protobuf:"bytes,4,opt,name=load_id,json=loadId,proto3" json:"load_id,omitempty"`
+	LoadId string `protobuf:"bytes,4,opt,name=load_id,json=loadId,proto3" json:"load_id,omitempty"`
+	// The W3C trace context of the host's execute_tool span ("traceparent"
+	// and, when there is one, "tracestate"); empty when the host traces
+	// nothing. A plugin's own spans for the call go under it.
+	TraceContext  map[string]string `protobuf:"bytes,5,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -734,6 +738,13 @@ func (x *CallRequest) GetLoadId() string {
 		return x.LoadId
 	}
 	return ""
+}
+
+func (x *CallRequest) GetTraceContext() map[string]string {
+	if x != nil {
+		return x.TraceContext
+	}
+	return nil
 }
 
 type UnloadRequest struct {
@@ -2689,13 +2700,17 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0eSTATUS_SKIPPED\x10\x02\x12\x11\n" +
 	"\rSTATUS_FAILED\x10\x03\"@\n" +
 	"\fLoadResponse\x120\n" +
-	"\x05tools\x18\x01 \x03(\v2\x1a.kosong.plugin.v1.ToolLoadR\x05tools\"\x83\x01\n" +
+	"\x05tools\x18\x01 \x03(\v2\x1a.kosong.plugin.v1.ToolLoadR\x05tools\"\x9a\x02\n" +
 	"\vCallRequest\x12 \n" +
 	"\ftool_call_id\x18\x01 \x01(\tR\n" +
 	"toolCallId\x12\x1b\n" +
 	"\ttool_name\x18\x02 \x01(\tR\btoolName\x12\x1c\n" +
 	"\targuments\x18\x03 \x01(\tR\targuments\x12\x17\n" +
-	"\aload_id\x18\x04 \x01(\tR\x06loadId\"(\n" +
+	"\aload_id\x18\x04 \x01(\tR\x06loadId\x12T\n" +
+	"\rtrace_context\x18\x05 \x03(\v2/.kosong.plugin.v1.CallRequest.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\x11TraceContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"(\n" +
 	"\rUnloadRequest\x12\x17\n" +
 	"\aload_id\x18\x01 \x01(\tR\x06loadId\"\x10\n" +
 	"\x0eUnloadResponse\"\x85\x01\n" +
@@ -2861,7 +2876,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_plugin_proto_goTypes = []any{
 	(ToolAnnotations_Hint)(0),   // 0: kosong.plugin.v1.ToolAnnotations.Hint
 	(ToolLoad_Status)(0),        // 1: kosong.plugin.v1.ToolLoad.Status
@@ -2907,7 +2922,8 @@ var file_plugin_proto_goTypes = []any{
 	(*TerminalRunRequest)(nil),  // 41: kosong.plugin.v1.TerminalRunRequest
 	(*TerminalRunResponse)(nil), // 42: kosong.plugin.v1.TerminalRunResponse
 	nil,                         // 43: kosong.plugin.v1.LoadRequest.ToolConfigsEntry
-	nil,                         // 44: kosong.plugin.v1.QuestionResponse.AnswersEntry
+	nil,                         // 44: kosong.plugin.v1.CallRequest.TraceContextEntry
+	nil,                         // 45: kosong.plugin.v1.QuestionResponse.AnswersEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	4,  // 0: kosong.plugin.v1.ToolSpec.annotations:type_name -> kosong.plugin.v1.ToolAnnotations
@@ -2920,55 +2936,56 @@ var file_plugin_proto_depIdxs = []int32{
 	43, // 7: kosong.plugin.v1.LoadRequest.tool_configs:type_name -> kosong.plugin.v1.LoadRequest.ToolConfigsEntry
 	1,  // 8: kosong.plugin.v1.ToolLoad.status:type_name -> kosong.plugin.v1.ToolLoad.Status
 	8,  // 9: kosong.plugin.v1.LoadResponse.tools:type_name -> kosong.plugin.v1.ToolLoad
-	10, // 10: kosong.plugin.v1.CallFrame.call:type_name -> kosong.plugin.v1.CallRequest
-	21, // 11: kosong.plugin.v1.CallEvent.response:type_name -> kosong.plugin.v1.CallResponse
-	16, // 12: kosong.plugin.v1.ContentPart.image:type_name -> kosong.plugin.v1.Image
-	15, // 13: kosong.plugin.v1.ToolOk.output:type_name -> kosong.plugin.v1.ContentPart
-	17, // 14: kosong.plugin.v1.ToolOk.display:type_name -> kosong.plugin.v1.DisplayBlock
-	15, // 15: kosong.plugin.v1.ToolError.output:type_name -> kosong.plugin.v1.ContentPart
-	17, // 16: kosong.plugin.v1.ToolError.display:type_name -> kosong.plugin.v1.DisplayBlock
-	18, // 17: kosong.plugin.v1.CallResponse.ok:type_name -> kosong.plugin.v1.ToolOk
-	19, // 18: kosong.plugin.v1.CallResponse.error:type_name -> kosong.plugin.v1.ToolError
-	20, // 19: kosong.plugin.v1.CallResponse.rejected:type_name -> kosong.plugin.v1.ToolRejected
-	17, // 20: kosong.plugin.v1.ApprovalRequest.display:type_name -> kosong.plugin.v1.DisplayBlock
-	31, // 21: kosong.plugin.v1.Question.options:type_name -> kosong.plugin.v1.QuestionOption
-	32, // 22: kosong.plugin.v1.QuestionRequest.questions:type_name -> kosong.plugin.v1.Question
-	44, // 23: kosong.plugin.v1.QuestionResponse.answers:type_name -> kosong.plugin.v1.QuestionResponse.AnswersEntry
-	2,  // 24: kosong.plugin.v1.Plugin.Describe:input_type -> kosong.plugin.v1.DescribeRequest
-	7,  // 25: kosong.plugin.v1.Plugin.Load:input_type -> kosong.plugin.v1.LoadRequest
-	10, // 26: kosong.plugin.v1.Plugin.Call:input_type -> kosong.plugin.v1.CallRequest
-	13, // 27: kosong.plugin.v1.Plugin.Calls:input_type -> kosong.plugin.v1.CallFrame
-	11, // 28: kosong.plugin.v1.Plugin.Unload:input_type -> kosong.plugin.v1.UnloadRequest
-	22, // 29: kosong.plugin.v1.Approval.Request:input_type -> kosong.plugin.v1.ApprovalRequest
-	24, // 30: kosong.plugin.v1.Environment.Get:input_type -> kosong.plugin.v1.EnvironmentRequest
-	26, // 31: kosong.plugin.v1.Session.Get:input_type -> kosong.plugin.v1.SessionRequest
-	27, // 32: kosong.plugin.v1.Config.Get:input_type -> kosong.plugin.v1.ConfigRequest
-	29, // 33: kosong.plugin.v1.Progress.Report:input_type -> kosong.plugin.v1.ProgressReport
-	33, // 34: kosong.plugin.v1.UserInput.Ask:input_type -> kosong.plugin.v1.QuestionRequest
-	35, // 35: kosong.plugin.v1.Model.Get:input_type -> kosong.plugin.v1.ModelRequest
-	37, // 36: kosong.plugin.v1.Editor.ReadTextFile:input_type -> kosong.plugin.v1.EditorReadRequest
-	39, // 37: kosong.plugin.v1.Editor.WriteTextFile:input_type -> kosong.plugin.v1.EditorWriteRequest
-	41, // 38: kosong.plugin.v1.Terminal.Run:input_type -> kosong.plugin.v1.TerminalRunRequest
-	5,  // 39: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
-	9,  // 40: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
-	21, // 41: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
-	14, // 42: kosong.plugin.v1.Plugin.Calls:output_type -> kosong.plugin.v1.CallEvent
-	12, // 43: kosong.plugin.v1.Plugin.Unload:output_type -> kosong.plugin.v1.UnloadResponse
-	23, // 44: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
-	25, // 45: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
-	6,  // 46: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
-	28, // 47: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
-	30, // 48: kosong.plugin.v1.Progress.Report:output_type -> kosong.plugin.v1.ProgressAck
-	34, // 49: kosong.plugin.v1.UserInput.Ask:output_type -> kosong.plugin.v1.QuestionResponse
-	36, // 50: kosong.plugin.v1.Model.Get:output_type -> kosong.plugin.v1.ModelInfo
-	38, // 51: kosong.plugin.v1.Editor.ReadTextFile:output_type -> kosong.plugin.v1.EditorReadResponse
-	40, // 52: kosong.plugin.v1.Editor.WriteTextFile:output_type -> kosong.plugin.v1.EditorWriteResponse
-	42, // 53: kosong.plugin.v1.Terminal.Run:output_type -> kosong.plugin.v1.TerminalRunResponse
-	39, // [39:54] is the sub-list for method output_type
-	24, // [24:39] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	44, // 10: kosong.plugin.v1.CallRequest.trace_context:type_name -> kosong.plugin.v1.CallRequest.TraceContextEntry
+	10, // 11: kosong.plugin.v1.CallFrame.call:type_name -> kosong.plugin.v1.CallRequest
+	21, // 12: kosong.plugin.v1.CallEvent.response:type_name -> kosong.plugin.v1.CallResponse
+	16, // 13: kosong.plugin.v1.ContentPart.image:type_name -> kosong.plugin.v1.Image
+	15, // 14: kosong.plugin.v1.ToolOk.output:type_name -> kosong.plugin.v1.ContentPart
+	17, // 15: kosong.plugin.v1.ToolOk.display:type_name -> kosong.plugin.v1.DisplayBlock
+	15, // 16: kosong.plugin.v1.ToolError.output:type_name -> kosong.plugin.v1.ContentPart
+	17, // 17: kosong.plugin.v1.ToolError.display:type_name -> kosong.plugin.v1.DisplayBlock
+	18, // 18: kosong.plugin.v1.CallResponse.ok:type_name -> kosong.plugin.v1.ToolOk
+	19, // 19: kosong.plugin.v1.CallResponse.error:type_name -> kosong.plugin.v1.ToolError
+	20, // 20: kosong.plugin.v1.CallResponse.rejected:type_name -> kosong.plugin.v1.ToolRejected
+	17, // 21: kosong.plugin.v1.ApprovalRequest.display:type_name -> kosong.plugin.v1.DisplayBlock
+	31, // 22: kosong.plugin.v1.Question.options:type_name -> kosong.plugin.v1.QuestionOption
+	32, // 23: kosong.plugin.v1.QuestionRequest.questions:type_name -> kosong.plugin.v1.Question
+	45, // 24: kosong.plugin.v1.QuestionResponse.answers:type_name -> kosong.plugin.v1.QuestionResponse.AnswersEntry
+	2,  // 25: kosong.plugin.v1.Plugin.Describe:input_type -> kosong.plugin.v1.DescribeRequest
+	7,  // 26: kosong.plugin.v1.Plugin.Load:input_type -> kosong.plugin.v1.LoadRequest
+	10, // 27: kosong.plugin.v1.Plugin.Call:input_type -> kosong.plugin.v1.CallRequest
+	13, // 28: kosong.plugin.v1.Plugin.Calls:input_type -> kosong.plugin.v1.CallFrame
+	11, // 29: kosong.plugin.v1.Plugin.Unload:input_type -> kosong.plugin.v1.UnloadRequest
+	22, // 30: kosong.plugin.v1.Approval.Request:input_type -> kosong.plugin.v1.ApprovalRequest
+	24, // 31: kosong.plugin.v1.Environment.Get:input_type -> kosong.plugin.v1.EnvironmentRequest
+	26, // 32: kosong.plugin.v1.Session.Get:input_type -> kosong.plugin.v1.SessionRequest
+	27, // 33: kosong.plugin.v1.Config.Get:input_type -> kosong.plugin.v1.ConfigRequest
+	29, // 34: kosong.plugin.v1.Progress.Report:input_type -> kosong.plugin.v1.ProgressReport
+	33, // 35: kosong.plugin.v1.UserInput.Ask:input_type -> kosong.plugin.v1.QuestionRequest
+	35, // 36: kosong.plugin.v1.Model.Get:input_type -> kosong.plugin.v1.ModelRequest
+	37, // 37: kosong.plugin.v1.Editor.ReadTextFile:input_type -> kosong.plugin.v1.EditorReadRequest
+	39, // 38: kosong.plugin.v1.Editor.WriteTextFile:input_type -> kosong.plugin.v1.EditorWriteRequest
+	41, // 39: kosong.plugin.v1.Terminal.Run:input_type -> kosong.plugin.v1.TerminalRunRequest
+	5,  // 40: kosong.plugin.v1.Plugin.Describe:output_type -> kosong.plugin.v1.DescribeResponse
+	9,  // 41: kosong.plugin.v1.Plugin.Load:output_type -> kosong.plugin.v1.LoadResponse
+	21, // 42: kosong.plugin.v1.Plugin.Call:output_type -> kosong.plugin.v1.CallResponse
+	14, // 43: kosong.plugin.v1.Plugin.Calls:output_type -> kosong.plugin.v1.CallEvent
+	12, // 44: kosong.plugin.v1.Plugin.Unload:output_type -> kosong.plugin.v1.UnloadResponse
+	23, // 45: kosong.plugin.v1.Approval.Request:output_type -> kosong.plugin.v1.ApprovalResponse
+	25, // 46: kosong.plugin.v1.Environment.Get:output_type -> kosong.plugin.v1.EnvironmentInfo
+	6,  // 47: kosong.plugin.v1.Session.Get:output_type -> kosong.plugin.v1.SessionInfo
+	28, // 48: kosong.plugin.v1.Config.Get:output_type -> kosong.plugin.v1.ConfigResponse
+	30, // 49: kosong.plugin.v1.Progress.Report:output_type -> kosong.plugin.v1.ProgressAck
+	34, // 50: kosong.plugin.v1.UserInput.Ask:output_type -> kosong.plugin.v1.QuestionResponse
+	36, // 51: kosong.plugin.v1.Model.Get:output_type -> kosong.plugin.v1.ModelInfo
+	38, // 52: kosong.plugin.v1.Editor.ReadTextFile:output_type -> kosong.plugin.v1.EditorReadResponse
+	40, // 53: kosong.plugin.v1.Editor.WriteTextFile:output_type -> kosong.plugin.v1.EditorWriteResponse
+	42, // 54: kosong.plugin.v1.Terminal.Run:output_type -> kosong.plugin.v1.TerminalRunResponse
+	40, // [40:55] is the sub-list for method output_type
+	25, // [25:40] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2991,7 +3008,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   43,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   10,
 		},
