@@ -100,14 +100,5 @@ func (g *globals) reloadCheck(folder string) func() error {
 	if g.trust {
 		return nil
 	}
-	return func() error {
-		ok, err := trustedAsNow(folder)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("not reloaded: the project files of %s changed since it was trusted; review and trust them with `kosong-host trust`", folder)
-		}
-		return nil
-	}
+	return projectUnchanged(folder)
 }

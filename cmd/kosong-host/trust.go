@@ -289,16 +289,7 @@ func (g *globals) reloadAllowed() func() error {
 	if g.agentFolder != "" {
 		folder = g.agentFolder
 	}
-	return func() error {
-		ok, err := trustedAsNow(folder)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("not reloaded: the project files of %s changed since it was trusted; review and trust them with `kosong-host trust`", folder)
-		}
-		return nil
-	}
+	return projectUnchanged(folder)
 }
 
 // dotenvTrustedIn reports whether dir's .env may be read: a front end
@@ -411,4 +402,19 @@ func readLine(in io.Reader) (string, error) {
 func isFileAt(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.Mode().IsRegular()
+}
+
+// projectUnchanged refuses a reload once folder's project files changed
+// since it was trusted.
+func projectUnchanged(folder string) func() error {
+	return func() error {
+		ok, err := trustedAsNow(folder)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("not reloaded: the project files of %s changed since it was trusted; review and trust them with `kosong-host trust`", folder)
+		}
+		return nil
+	}
 }

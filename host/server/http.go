@@ -20,6 +20,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/serverclient"
 	savedsession "github.com/kosong-host/kosong-host/host/session"
+	"github.com/kosong-host/kosong-host/host/streamjson"
 	"github.com/kosong-host/kosong-host/providers"
 )
 
@@ -403,8 +404,8 @@ func (s *Server) openInto(ctx context.Context, ss *session) error {
 	if tools == nil {
 		tools = []string{}
 	}
-	ev := sessionEvent{Type: "session", SessionID: conv.ID(), StateDir: sess.Dir, Agent: conv.AgentName(), Tools: tools,
-		Provider: ss.info.Provider, Model: ss.info.Model, Cwd: rec.Cwd, Note: opened.Note}
+	ev := sessionEvent{SessionEvent: streamjson.SessionEvent{Type: "session", SessionID: conv.ID(), StateDir: sess.Dir,
+		Agent: conv.AgentName(), Tools: tools, Provider: ss.info.Provider, Model: ss.info.Model}, Cwd: rec.Cwd, Note: opened.Note}
 	ss.log.add(ev)
 	if rec.Mode == serverclient.ModePlan {
 		conv.SetPlanMode(true)
@@ -416,15 +417,9 @@ func (s *Server) openInto(ctx context.Context, ss *session) error {
 // sessionEvent is the stream-json session event with the server's
 // fields.
 type sessionEvent struct {
-	Type      string   `json:"type"` // "session"
-	SessionID string   `json:"session_id"`
-	StateDir  string   `json:"state_dir"`
-	Agent     string   `json:"agent"`
-	Provider  string   `json:"provider"`
-	Model     string   `json:"model"`
-	Tools     []string `json:"tools"`
-	Cwd       string   `json:"cwd"`
-	Note      string   `json:"note,omitempty"`
+	streamjson.SessionEvent
+	Cwd  string `json:"cwd"`
+	Note string `json:"note,omitempty"`
 }
 
 func sessionCreated(sess *savedsession.Session) time.Time {
