@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -26,8 +27,11 @@ type Stream struct {
 	id   string
 	ctx  context.Context
 	last int64
-	body io.ReadCloser
-	r    *bufio.Reader
+	r    *bufio.Reader // the open connection's; only Next uses it
+
+	mu     sync.Mutex // guards body and closed: Close may come from another goroutine
+	body   io.ReadCloser
+	closed bool
 	// Retry is the wait before a reconnection (default 500ms, or the
 	// server's retry: field).
 	Retry time.Duration
@@ -48,12 +52,31 @@ func (c *Client) Events(ctx context.Context, id string, after int64) (*Stream, e
 // Last is the sequence number of the last event read.
 func (s *Stream) Last() int64 { return s.last }
 
-// Close ends the stream.
+// ErrClosed is what Next returns once the stream is closed.
+var ErrClosed = errors.New("server: the event stream is closed")
+
+// Close ends the stream; a Next blocked in another goroutine returns
+// ErrClosed.
 func (s *Stream) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
 	if s.body != nil {
 		return s.body.Close()
 	}
 	return nil
+}
+
+// drop closes the open connection; it reports whether the stream is
+// closed.
+func (s *Stream) drop() (closed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.body != nil {
+		s.body.Close()
+	}
+	s.body, s.r = nil, nil
+	return s.closed
 }
 
 func (s *Stream) connect() error {
@@ -72,6 +95,12 @@ func (s *Stream) connect() error {
 		defer resp.Body.Close()
 		return readError(resp)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		resp.Body.Close()
+		return ErrClosed
+	}
 	s.body = resp.Body
 	s.r = bufio.NewReaderSize(resp.Body, 64<<10)
 	return nil
@@ -87,8 +116,9 @@ func (s *Stream) Next() (Event, error) {
 			if err == nil {
 				return ev, nil
 			}
-			s.body.Close()
-			s.body, s.r = nil, nil
+			if s.drop() {
+				return Event{}, ErrClosed
+			}
 		}
 		if err := s.ctx.Err(); err != nil {
 			return Event{}, err
@@ -101,7 +131,7 @@ func (s *Stream) Next() (Event, error) {
 		s.Reconnects++
 		if err := s.connect(); err != nil {
 			var apiErr *Error
-			if errors.As(err, &apiErr) || s.ctx.Err() != nil {
+			if errors.As(err, &apiErr) || errors.Is(err, ErrClosed) || s.ctx.Err() != nil {
 				return Event{}, err
 			}
 			// The server may be restarting: try again.

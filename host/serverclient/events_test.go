@@ -2,6 +2,7 @@ package serverclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -93,5 +94,53 @@ func TestReadToken(t *testing.T) {
 	}
 	if _, err := ReadToken("", getenv); err == nil {
 		t.Fatal("no token file, no error")
+	}
+}
+
+// TestStreamCloseFromAnotherGoroutine: Close, called while Next waits for
+// an event (or reconnects) in another goroutine, ends Next with ErrClosed,
+// and Next does not reconnect after it.
+func TestStreamCloseFromAnotherGoroutine(t *testing.T) {
+	var mu sync.Mutex
+	connections := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		connections++
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "retry: 1\n\nid: 1\ndata: {\"type\":\"t\"}\n\n")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done() // no more events until the client goes
+	}))
+	defer srv.Close()
+	c, err := New(srv.URL, "tok", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Events(context.Background(), "s1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Next(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := st.Next()
+		done <- err
+	}()
+	st.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrClosed) {
+			t.Fatalf("Next after Close: %v, want ErrClosed", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Next did not return after Close")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if connections != 1 {
+		t.Errorf("%d connections; a closed stream reconnected", connections)
 	}
 }
