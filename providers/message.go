@@ -37,6 +37,16 @@ type ContentPart struct {
 	ImageURL string `json:"image_url,omitempty"`
 }
 
+// IsImageType reports whether media is an image type the providers take
+// inline: PNG, JPEG, GIF or WebP.
+func IsImageType(media string) bool {
+	switch media {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return true
+	}
+	return false
+}
+
 // DataURL is the data:MEDIA;base64,DATA URL of data, as ParseDataURL reads it.
 func DataURL(media string, data []byte) string {
 	return "data:" + media + ";base64," + base64.StdEncoding.EncodeToString(data)

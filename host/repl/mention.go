@@ -129,7 +129,7 @@ func attachPath(workDir, path, display string, images bool, budget int) (attachm
 	head := make([]byte, 512)
 	n, _ := io.ReadFull(f, head)
 	head = head[:n]
-	if media := http.DetectContentType(head); slices.Contains([]string{"image/png", "image/jpeg", "image/gif", "image/webp"}, media) {
+	if media := http.DetectContentType(head); providers.IsImageType(media) {
 		return attachImage(f, head, fi.Size(), media, display, images)
 	}
 	limit := min(MaxMentionText, budget)

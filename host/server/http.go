@@ -472,9 +472,6 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// imageTypes are the image types a message may attach.
-var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
-
 func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	ss, ok := s.lookup(w, r)
 	if !ok {
@@ -490,7 +487,7 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	content := []providers.ContentPart{providers.TextPart(m.Text)}
 	for i, img := range m.Images {
-		if !imageTypes[img.MimeType] {
+		if !providers.IsImageType(img.MimeType) {
 			writeError(w, http.StatusBadRequest, serverclient.CodeBadRequest,
 				fmt.Sprintf("images[%d].mime_type %q: use image/png, image/jpeg, image/gif or image/webp", i, img.MimeType))
 			return
