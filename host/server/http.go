@@ -40,6 +40,12 @@ func (s *Server) Handler() http.Handler {
 	api.HandleFunc("POST /v1/sessions/{id}/approvals/{request_id}", s.answerApproval)
 	api.HandleFunc("POST /v1/sessions/{id}/questions/{request_id}", s.answerQuestion)
 	api.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowedMethods(api, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeError(w, http.StatusMethodNotAllowed, serverclient.CodeMethod,
+				fmt.Sprintf("%s %s: use %s", r.Method, r.URL.Path, strings.Join(allow, " or ")))
+			return
+		}
 		writeError(w, http.StatusNotFound, serverclient.CodeNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
 	authed := s.authenticate(http.NewCrossOriginProtection().Handler(s.limitBody(api)))
@@ -59,6 +65,24 @@ func (s *Server) Handler() http.Handler {
 			writeError(w, http.StatusNotFound, serverclient.CodeNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 		}
 	}))
+}
+
+// allowedMethods lists the methods the API answers on r's path, when r
+// reached the catch-all with another one: a wrong method on a known path
+// is a 405 naming the right ones, not a 404.
+func allowedMethods(api *http.ServeMux, r *http.Request) []string {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodDelete} {
+		if m == r.Method {
+			continue
+		}
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, pattern := api.Handler(probe); pattern != "/v1/" && pattern != "" {
+			allow = append(allow, m)
+		}
+	}
+	return allow
 }
 
 // checkHost refuses a Host header that is not a loopback host when the

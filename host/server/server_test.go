@@ -197,9 +197,16 @@ func TestAuthenticate(t *testing.T) {
 		{"token in query", "/v1/sessions?token=" + strings.Repeat("k", 32), "Bearer " + strings.Repeat("k", 32), "localhost", 400, serverclient.CodeTokenInQuery},
 		{"bad host", "/healthz", "", "attacker.example", 403, serverclient.CodeBadHost},
 		{"page not served", "/", "", "localhost", 404, serverclient.CodeNotFound},
+		{"wrong method", "PUT /v1/sessions", "Bearer " + strings.Repeat("k", 32), "localhost", 405, serverclient.CodeMethod},
+		{"wrong method on a session", "PATCH /v1/sessions/abc", "Bearer " + strings.Repeat("k", 32), "localhost", 405, serverclient.CodeMethod},
+		{"no such endpoint", "GET /v1/nothing", "Bearer " + strings.Repeat("k", 32), "localhost", 404, serverclient.CodeNotFound},
 	}
 	for _, tt := range tests {
-		r := httptest.NewRequest("GET", tt.target, nil)
+		method, target, ok := strings.Cut(tt.target, " ")
+		if !ok {
+			method, target = "GET", tt.target
+		}
+		r := httptest.NewRequest(method, target, nil)
 		r.Host = tt.host
 		if tt.auth != "" {
 			r.Header.Set("Authorization", tt.auth)
