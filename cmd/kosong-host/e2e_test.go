@@ -16,10 +16,21 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	var err error
+	if cacheRoot, err = os.MkdirTemp("", "kosong-e2e-cache-"); err != nil {
+		panic(err)
+	}
 	code := m.Run()
 	testbin.Cleanup()
+	os.RemoveAll(cacheRoot)
 	os.Exit(code)
 }
+
+// cacheRoot holds the user cache folders of the hosts under test: each
+// host gets an empty one (hostEnv), so that none reads ~/.cache and every
+// run starts its plugins as the first run of a new user does; a test of
+// the declaration cache gives its runs one folder (XDG_CACHE_HOME).
+var cacheRoot string
 
 var (
 	buildOnce sync.Once
@@ -84,8 +95,12 @@ func runUntrusted(t *testing.T, dir string, env []string, stdin string, args ...
 const expectWithin = 60 * time.Second
 
 func hostEnv(extra ...string) []string {
+	cache, err := os.MkdirTemp(cacheRoot, "")
+	if err != nil {
+		panic(err)
+	}
 	env := append(os.Environ(), "KOSONG_PLUGIN_PATH=", "KIMI_API_KEY=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=",
-		"GOOGLE_API_KEY=", "GEMINI_API_KEY=")
+		"GOOGLE_API_KEY=", "GEMINI_API_KEY=", "XDG_CACHE_HOME="+cache)
 	return append(env, extra...)
 }
 

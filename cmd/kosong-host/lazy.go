@@ -1,0 +1,21 @@
+package main
+
+import (
+	"github.com/kosong-host/kosong-host/host/declcache"
+	"github.com/kosong-host/kosong-host/providers/config"
+)
+
+// declarations is where plugins' declarations are kept, so that a plugin
+// starts at its first call (host/plugin, lazy.go); nil, every plugin
+// starts when the session opens: --eager-plugins, eager_plugins: true in
+// the configuration file cf, or no user cache folder.
+func (g *globals) declarations(cf *config.File) declcache.Store {
+	if g.eagerPlugins || cf != nil && cf.EagerPlugins {
+		return nil
+	}
+	store, err := declcache.Default()
+	if err != nil {
+		return nil
+	}
+	return store
+}
