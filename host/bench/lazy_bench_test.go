@@ -95,4 +95,3 @@ func BenchmarkFirstRequestLazyVsEager(b *testing.B) {
 	report(b, "  --eager-plugins                 : %6.0f ms, CPU of the run %6.0f ms", ms(et), ms(ec))
 	report(b, "  lazy / eager: first request %.2f, CPU %.2f", float64(lt)/float64(et), float64(lc)/float64(ec))
 }
-
