@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kosong-host/kosong-host/host/declcache"
 	"github.com/kosong-host/kosong-host/host/testbin"
 )
 
@@ -20,16 +21,19 @@ func TestMain(m *testing.M) {
 	if cacheRoot, err = os.MkdirTemp("", "kosong-e2e-cache-"); err != nil {
 		panic(err)
 	}
+	// A host started without hostEnv shares this one with the others.
+	os.Setenv(declcache.CacheDirEnv, filepath.Join(cacheRoot, "shared"))
 	code := m.Run()
 	testbin.Cleanup()
 	os.RemoveAll(cacheRoot)
 	os.Exit(code)
 }
 
-// cacheRoot holds the user cache folders of the hosts under test: each
-// host gets an empty one (hostEnv), so that none reads ~/.cache and every
-// run starts its plugins as the first run of a new user does; a test of
-// the declaration cache gives its runs one folder (XDG_CACHE_HOME).
+// cacheRoot holds the cache folders of the hosts under test
+// (KOSONG_CACHE_DIR), so that none uses ~/.cache/kosong-host: each host
+// run through hostEnv gets an empty one, and starts its plugins as the
+// first run of a new user does; a test of the declaration cache gives its
+// runs one folder.
 var cacheRoot string
 
 var (
@@ -100,7 +104,7 @@ func hostEnv(extra ...string) []string {
 		panic(err)
 	}
 	env := append(os.Environ(), "KOSONG_PLUGIN_PATH=", "KIMI_API_KEY=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=",
-		"GOOGLE_API_KEY=", "GEMINI_API_KEY=", "XDG_CACHE_HOME="+cache)
+		"GOOGLE_API_KEY=", "GEMINI_API_KEY=", declcache.CacheDirEnv+"="+cache)
 	return append(env, extra...)
 }
 

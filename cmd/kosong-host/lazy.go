@@ -1,7 +1,10 @@
 package main
 
 import (
+	"path/filepath"
+
 	"github.com/kosong-host/kosong-host/host/declcache"
+	"github.com/kosong-host/kosong-host/host/pins"
 	"github.com/kosong-host/kosong-host/providers/config"
 )
 
@@ -18,4 +21,12 @@ func (g *globals) declarations(cf *config.File) declcache.Store {
 		return nil
 	}
 	return store
+}
+
+// useHashCache keeps the sha256 of plugin binaries in the host's cache
+// folder, hashes, for the next runs (pins.FileSHA256).
+func useHashCache() {
+	if dir, err := declcache.CacheDir(); err == nil {
+		pins.SetHashCacheDir(filepath.Join(dir, "hashes"))
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kosong-host/kosong-host/host/declcache"
 )
 
 // starts counts the plugin starts a host logged at debug level
@@ -36,7 +38,7 @@ func TestLazyToolsList(t *testing.T) {
 	}
 	list := func(env []string, args ...string) result {
 		t.Helper()
-		env = append([]string{"XDG_CACHE_HOME=" + cache}, env...)
+		env = append([]string{declcache.CacheDirEnv + "=" + cache}, env...)
 		r := runHostEnv(t, dir, env, "", append([]string{"--log-level", "debug", "--plugin-dir", plugins, "tools", "list"}, args...)...)
 		if r.code != 0 || !strings.Contains(r.stdout, "Echo") || !strings.Contains(r.stdout, "loaded") {
 			t.Fatalf("tools list %v: exit %d\n%s\n%s", args, r.code, r.stdout, r.stderr)
@@ -87,7 +89,7 @@ func TestLazyRunStartsAtFirstCall(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"agent.yaml": echoAgent, "s.md": "hi",
 		"call.yaml": "turns:\n  - tool_calls: [{id: e1, name: Echo, arguments: {text: lazy hello}}]\n  - text: done\n",
 		"none.yaml": "turns:\n  - text: nothing to call\n"})
-	env := []string{"XDG_CACHE_HOME=" + t.TempDir()}
+	env := []string{declcache.CacheDirEnv + "=" + t.TempDir()}
 	run := func(script string) result {
 		t.Helper()
 		r := runHostEnv(t, dir, env, "", "--log-level", "debug", "run", "--provider", "scripted", "--script", script,

@@ -15,7 +15,6 @@ import (
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/mcpclient"
-	"github.com/kosong-host/kosong-host/host/pins"
 	"github.com/kosong-host/kosong-host/host/plugin"
 	"github.com/kosong-host/kosong-host/host/suggest"
 	"github.com/kosong-host/kosong-host/providers/config"
@@ -74,7 +73,7 @@ needs a command (kosong-host run -p PROMPT for one turn).`,
 			if level == hclog.NoLevel {
 				return exitCode(2, fmt.Errorf("invalid --log-level %q: use trace, debug, info, warn, error or off", g.logLevel))
 			}
-			pins.SetHashCacheDir(pins.HashCacheDir())
+			useHashCache()
 			g.logger = hclog.New(&hclog.LoggerOptions{Name: "kosong-host", Level: level, Output: cmd.ErrOrStderr()})
 			// go-plugin also writes to the standard logger: route it through ours.
 			log.SetFlags(0)

@@ -39,14 +39,34 @@ type Store interface {
 // Dir is a Store in a folder.
 type Dir struct{ Path string }
 
-// Default is the Store under the user's cache folder
-// ($XDG_CACHE_HOME or ~/.cache on Linux): kosong-host/declarations.
-func Default() (*Dir, error) {
+// CacheDirEnv names the variable that overrides the host's cache folder
+// (tests give each host one of its own).
+const CacheDirEnv = "KOSONG_CACHE_DIR"
+
+// CacheDir is the host's cache folder: $KOSONG_CACHE_DIR, else the user's
+// cache folder's kosong-host ($XDG_CACHE_HOME or ~/.cache on Linux).
+func CacheDir() (string, error) {
+	if dir := os.Getenv(CacheDirEnv); dir != "" {
+		if !filepath.IsAbs(dir) {
+			return "", fmt.Errorf("%s=%s is not an absolute path", CacheDirEnv, dir)
+		}
+		return dir, nil
+	}
 	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "kosong-host"), nil
+}
+
+// Default is the Store in the host's cache folder (CacheDir):
+// declarations.
+func Default() (*Dir, error) {
+	dir, err := CacheDir()
 	if err != nil {
 		return nil, fmt.Errorf("declaration cache: %w", err)
 	}
-	return &Dir{Path: filepath.Join(dir, "kosong-host", "declarations")}, nil
+	return &Dir{Path: filepath.Join(dir, "declarations")}, nil
 }
 
 // Key is the key of the values given: the sha256 of their JSON.

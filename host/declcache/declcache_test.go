@@ -74,7 +74,17 @@ func TestDirIgnoresOversizedRecord(t *testing.T) {
 	}
 }
 
-func TestDefaultHonoursXDGCacheHome(t *testing.T) {
+func TestDefaultFolder(t *testing.T) {
+	own := t.TempDir()
+	t.Setenv(CacheDirEnv, own)
+	if d, err := Default(); err != nil || d.Path != filepath.Join(own, "declarations") {
+		t.Fatalf("with %s: %v %v", CacheDirEnv, d, err)
+	}
+	t.Setenv(CacheDirEnv, "relative/dir")
+	if _, err := Default(); err == nil || !strings.Contains(err.Error(), "not an absolute path") {
+		t.Fatalf("a relative %s: %v", CacheDirEnv, err)
+	}
+	t.Setenv(CacheDirEnv, "")
 	dir := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", dir)
 	t.Setenv("HOME", t.TempDir())

@@ -47,16 +47,6 @@ func SetHashCacheDir(dir string) {
 	hashes.dir = dir
 }
 
-// HashCacheDir is the default folder of the hashes on disk: the user's
-// cache folder's kosong-host/hashes ("" when there is none).
-func HashCacheDir() string {
-	dir, err := os.UserCacheDir()
-	if err != nil || dir == "" {
-		return ""
-	}
-	return filepath.Join(dir, "kosong-host", "hashes")
-}
-
 // FileSHA256 is the hex sha256 of a file, computed once per content (see
 // above).
 func FileSHA256(path string) (string, error) {

@@ -326,3 +326,24 @@ func TestLazyHostileRecords(t *testing.T) {
 		})
 	}
 }
+
+// TestLazyStartFails: a plugin offered from its declaration whose binary
+// is gone by its first call fails the call, naming why, as a restart
+// that fails does.
+func TestLazyStartFails(t *testing.T) {
+	path := copyBinary(t, build(t, "host/testdata/plugins/capcheck"))
+	store := &declcache.Dir{Path: t.TempDir()}
+	sp := spec(path, "Sleep")
+	warm(t, store, sp)
+	ts, l := lazyLoad(t, store, sp)
+	if len(l.Failures) > 0 || len(running(path)) != 0 {
+		t.Fatalf("load: %v, processes %v", l.Failures, running(path))
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	r := call(t, ts, "Sleep", `{"ms":1}`)
+	if !r.Runtime || !strings.Contains(r.Message, "could not be started") || !strings.Contains(r.Message, "binary not found") {
+		t.Fatalf("call: %+v", r)
+	}
+}
