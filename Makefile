@@ -93,6 +93,8 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./plugins/file/
 	@echo "binary sizes after make build (du -k):"
 	@printf '  %-18s %6d KB\n' "$(BIN)/kosong-host" "$$(du -k $(BIN)/kosong-host | cut -f1)" "$(BIN)/" "$$(du -sk $(BIN) | cut -f1)"
+	@echo "plugins started when first needed against --eager-plugins (BenchmarkFirstRequestLazyVsEager, above):"
+	@grep -A3 '^first model request after exec' $(BENCH_REPORT) || true
 
 # Runs each fuzz target for FUZZTIME, one after the other (go test -fuzz takes
 # one package and one target). A failing input is written to the package's

@@ -12,14 +12,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kosong-host/kosong-host/host/declcache"
 	"github.com/kosong-host/kosong-host/host/testbin"
 )
 
 func TestMain(m *testing.M) {
+	var err error
+	if cacheRoot, err = os.MkdirTemp("", "kosong-e2e-cache-"); err != nil {
+		panic(err)
+	}
+	// A host started without hostEnv shares this one with the others.
+	os.Setenv(declcache.CacheDirEnv, filepath.Join(cacheRoot, "shared"))
 	code := m.Run()
 	testbin.Cleanup()
+	os.RemoveAll(cacheRoot)
 	os.Exit(code)
 }
+
+// cacheRoot holds the cache folders of the hosts under test
+// (KOSONG_CACHE_DIR), so that none uses ~/.cache/kosong-host: each host
+// run through hostEnv gets an empty one, and starts its plugins as the
+// first run of a new user does; a test of the declaration cache gives its
+// runs one folder.
+var cacheRoot string
 
 var (
 	buildOnce sync.Once
@@ -84,8 +99,12 @@ func runUntrusted(t *testing.T, dir string, env []string, stdin string, args ...
 const expectWithin = 60 * time.Second
 
 func hostEnv(extra ...string) []string {
+	cache, err := os.MkdirTemp(cacheRoot, "")
+	if err != nil {
+		panic(err)
+	}
 	env := append(os.Environ(), "KOSONG_PLUGIN_PATH=", "KIMI_API_KEY=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=",
-		"GOOGLE_API_KEY=", "GEMINI_API_KEY=")
+		"GOOGLE_API_KEY=", "GEMINI_API_KEY=", declcache.CacheDirEnv+"="+cache)
 	return append(env, extra...)
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kosong-host/kosong-host/host/declcache"
 	"github.com/kosong-host/kosong-host/host/testbin"
 )
 
@@ -62,7 +63,8 @@ func waitFor(t *testing.T, what string, limit time.Duration, cond func() bool) t
 	return time.Since(start)
 }
 
-// TestNoOrphans: however the host ends, its plugins are gone.
+// TestNoOrphans: however the host ends, its plugins are gone, started
+// with it or at their first call.
 func TestNoOrphans(t *testing.T) {
 	cc, err := testbin.Build("host/testdata/plugins/capcheck", "capcheck")
 	if err != nil {
@@ -72,28 +74,41 @@ func TestNoOrphans(t *testing.T) {
 		"agent.yaml": fmt.Sprintf("version: 1\nagent:\n  name: t\n  system_prompt_path: ./s.md\n  tools: [%q]\n", cc+":Sleep"),
 		"s.md":       "",
 	})
-	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM, syscall.SIGINT} {
-		t.Run(sig.String(), func(t *testing.T) {
-			cmd := exec.Command(kosongHost(t), "--trust", "tools", "call", "Sleep", `{"ms": 600000}`)
-			cmd.Dir = dir
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-			var plugin int
-			waitFor(t, "plugin started", 30*time.Second, func() bool {
-				kids := children(cmd.Process.Pid)
-				if len(kids) > 0 {
-					plugin = kids[0]
+	// Lazy: the declaration is kept (a first listing), the plugin starts
+	// at the call; eager: it starts with the host.
+	cache := t.TempDir()
+	if r := runHostEnv(t, dir, []string{declcache.CacheDirEnv + "=" + cache}, "", "tools", "list"); r.code != 0 {
+		t.Fatalf("tools list: %d\n%s", r.code, r.stderr)
+	}
+	for _, mode := range []string{"lazy", "eager"} {
+		for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM, syscall.SIGINT} {
+			t.Run(mode+"/"+sig.String(), func(t *testing.T) {
+				args := []string{"--trust", "tools", "call", "Sleep", `{"ms": 600000}`}
+				if mode == "eager" {
+					args = append([]string{"--eager-plugins"}, args...)
 				}
-				return plugin != 0
+				cmd := exec.Command(kosongHost(t), args...)
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), declcache.CacheDirEnv+"="+cache)
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+				var plugin int
+				waitFor(t, "plugin started", 30*time.Second, func() bool {
+					kids := children(cmd.Process.Pid)
+					if len(kids) > 0 {
+						plugin = kids[0]
+					}
+					return plugin != 0
+				})
+				if err := cmd.Process.Signal(sig); err != nil {
+					t.Fatal(err)
+				}
+				took := waitFor(t, "plugin gone", 10*time.Second, func() bool { return !alive(plugin) })
+				t.Logf("plugin %d gone %s after %s to the host", plugin, took, sig)
 			})
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			took := waitFor(t, "plugin gone", 10*time.Second, func() bool { return !alive(plugin) })
-			t.Logf("plugin %d gone %s after %s to the host", plugin, took, sig)
-		})
+		}
 	}
 }
 

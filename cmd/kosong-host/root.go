@@ -29,8 +29,10 @@ type globals struct {
 	pluginDirs  []string
 	mcpConfigs  []string
 	startLimit  time.Duration
-	mcpWait     time.Duration
-	logger      hclog.Logger
+	// eagerPlugins is --eager-plugins (lazy.go).
+	eagerPlugins bool
+	mcpWait      time.Duration
+	logger       hclog.Logger
 	// configPath is the command's --config ("" when it has none or it is
 	// not given: the default path).
 	configPath string
@@ -71,6 +73,7 @@ needs a command (kosong-host run -p PROMPT for one turn).`,
 			if level == hclog.NoLevel {
 				return exitCode(2, fmt.Errorf("invalid --log-level %q: use trace, debug, info, warn, error or off", g.logLevel))
 			}
+			useHashCache()
 			g.logger = hclog.New(&hclog.LoggerOptions{Name: "kosong-host", Level: level, Output: cmd.ErrOrStderr()})
 			// go-plugin also writes to the standard logger: route it through ours.
 			log.SetFlags(0)
@@ -90,6 +93,7 @@ needs a command (kosong-host run -p PROMPT for one turn).`,
 	pf.StringVar(&g.logLevel, "log-level", "warn", "log level: trace, debug, info, warn, error, off")
 	pf.StringArrayVar(&g.pluginDirs, "plugin-dir", nil, "directory searched for kosong-plugin-NAME binaries (repeatable; before KOSONG_PLUGIN_PATH, plugins/ beside the binary and the built-in plugins)")
 	pf.DurationVar(&g.startLimit, "plugin-start-timeout", plugin.DefaultStartTimeout, "how long a starting plugin may make no progress (on Linux: use no CPU) before it is given up; one still starting after 10 times as long is given up too")
+	pf.BoolVar(&g.eagerPlugins, "eager-plugins", false, "start every plugin when the session opens (as eager_plugins: true in the configuration file does); by default a plugin whose tools were declared before starts at its first call, its tools offered from the declaration cache")
 	pf.StringArrayVar(&g.mcpConfigs, "mcp-config-file", nil, `MCP config file ({"mcpServers": ...}), repeatable`)
 	pf.DurationVar(&g.mcpWait, "mcp-startup-timeout", mcpclient.DefaultStartTimeout,
 		"how long the first model request waits for MCP servers; a slower one keeps starting (within its startup_timeout) and its tools join when it is up")
@@ -162,10 +166,11 @@ func (g *globals) loadOptions(decider approval.Decider, sessionID, stateDir stri
 	if err != nil {
 		return agent.Options{}, err
 	}
-	secrets, err := configKeyVariables(g.configPath)
+	cf, err := configFile(g.configPath)
 	if err != nil {
 		return agent.Options{}, err
 	}
+	secrets := cf.KeyVariables()
 	return agent.Options{
 		DefaultAgentPath: defaultAgentPath(),
 		PluginDirs:       g.searchDirs(),
@@ -182,28 +187,22 @@ func (g *globals) loadOptions(decider approval.Decider, sessionID, stateDir stri
 		MCPStartupWait:   g.mcpWait,
 		SandboxExec:      sandboxExecutable(),
 		SecretEnv:        secrets,
+		Declarations:     g.declarations(cf),
 		// Commands that select no model (tools, mcp serve) know nothing of
 		// it; run replaces this with the selected model's facts.
 		Model: &agent.Model{},
 	}, nil
 }
 
-// configKeyVariables are the key variables the configuration file names
-// (api_key_env): --config, else the default path (a missing default file
-// names none). No plugin or MCP server gets one without allow_secrets.
-func configKeyVariables(path string) ([]string, error) {
+// configFile is the configuration file: --config, else the default path
+// (a missing default file is an empty one). Its key variables
+// (api_key_env) go to no plugin or MCP server without allow_secrets.
+func configFile(path string) (*config.File, error) {
 	if path != "" {
-		f, err := config.Load(path)
-		if err != nil {
-			return nil, err
-		}
-		return f.KeyVariables(), nil
+		return config.Load(path)
 	}
 	f, _, err := config.LoadOptional(config.DefaultPath(os.Getenv))
-	if err != nil {
-		return nil, err
-	}
-	return f.KeyVariables(), nil
+	return f, err
 }
 
 // searchDirs lists where bare plugin names are looked up: --plugin-dir,

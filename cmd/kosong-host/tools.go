@@ -72,12 +72,19 @@ func signalContext(parent context.Context) (context.Context, context.CancelFunc)
 }
 
 func newToolsListCmd(g *globals) *cobra.Command {
-	var asJSON bool
+	var asJSON, check bool
 	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "Load the agent's plugins and MCP servers and list their tools: status, capabilities, annotations, source",
-		Args:  cobra.NoArgs,
+		Short: "List the agent's tools (plugins' from the declaration cache, MCP servers' started): status, capabilities, annotations, source",
+		Long: `List the agent's tools: status, capabilities, annotations, source.
+
+A plugin whose declaration is in the declaration cache is not started:
+its tools are listed as it declared them for the same binary and inputs.
+--check (or --eager-plugins) starts every plugin and lists what it
+declares now. MCP servers are always started.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			g.eagerPlugins = g.eagerPlugins || check
 			return g.withAgent(cmd, approval.Deny{}, func(_ context.Context, a *agent.Agent) error {
 				out := cmd.OutOrStdout()
 				if n := agent.OverrideNotice(a.Overridden); n != "" {
@@ -142,6 +149,7 @@ func newToolsListCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON for machines")
+	cmd.Flags().BoolVar(&check, "check", false, "start every plugin and list what it declares now, not what the declaration cache kept")
 	return cmd
 }
 

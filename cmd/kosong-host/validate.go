@@ -45,6 +45,9 @@ func validateAgent(cmd *cobra.Command, g *globals, f *validateFlags) error {
 	if err != nil {
 		return exitCode(2, err)
 	}
+	// validate launches every plugin: a declaration kept from an earlier
+	// start is not a check.
+	g.eagerPlugins = true
 	cfg, err := g.conversationConfig(&runFlags{provider: f.provider, model: f.model, config: f.config, script: f.script}, workDir)
 	if err != nil {
 		return exitCode(2, err)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/capability"
+	"github.com/kosong-host/kosong-host/host/declcache"
 	"github.com/kosong-host/kosong-host/host/mcpclient"
 	"github.com/kosong-host/kosong-host/host/pins"
 	"github.com/kosong-host/kosong-host/host/plugin"
@@ -115,6 +116,10 @@ type Options struct {
 	// A plugin whose env names one, or an MCP server whose env or headers
 	// expand one, is refused unless its entry says allow_secrets: true.
 	SecretEnv []string
+	// Declarations, when set, is the declaration cache: plugins start at
+	// their first call (plugin.Options.Declarations); nil starts every
+	// plugin at the load.
+	Declarations declcache.Store
 	// SandboxExec is the binary that serves `sandbox-exec` (the host's own),
 	// through which sandboxed plugins are launched; "" = plugins cannot be
 	// confined (a required sandbox then fails the load).
@@ -342,7 +347,7 @@ func (opts Options) pluginOptions() plugin.Options {
 		SessionID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: opts.StateDir, Decider: opts.Decider,
 		Env: plugin.Environment(opts.WorkDir, opts.Getenv), RestartBackoff: opts.RestartBackoff,
 		OnProgress: opts.OnProgress, Questions: opts.Questions, Model: opts.Model, Editor: opts.Editor, Terminal: opts.Terminal,
-		Pool: opts.PluginPool,
+		Pool: opts.PluginPool, Declarations: opts.Declarations,
 	}
 }
 

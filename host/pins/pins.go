@@ -7,11 +7,8 @@ package pins
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -214,18 +211,4 @@ func writePlugins(b *bytes.Buffer, pins map[string]Pin) {
 			fmt.Fprintf(b, "  %s:\n    path: %q\n    sha256: %s\n", n, p.Path, p.SHA256)
 		}
 	}
-}
-
-// FileSHA256 is the hex sha256 of a file.
-func FileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

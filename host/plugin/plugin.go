@@ -18,6 +18,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/capability"
+	"github.com/kosong-host/kosong-host/host/declcache"
 	"github.com/kosong-host/kosong-host/host/supervise"
 	"github.com/kosong-host/kosong-host/host/telemetry"
 	"github.com/kosong-host/kosong-host/host/toolset"
@@ -87,6 +88,13 @@ type Options struct {
 	// the sessions that load the same plugin the same way (see Pool); nil
 	// launches a process for each plugin of the session.
 	Pool Pool
+	// Declarations, when set, makes plugins start when first needed: a
+	// plugin whose declaration (and load outcome, for the same inputs)
+	// is kept there is not started by Load, but at its first call (see
+	// lazy.go); the others start as without it, and their declarations are
+	// kept. Nil starts every plugin at Load. Shared processes (Pool) and
+	// remote tool servers always start at Load.
+	Declarations declcache.Store
 }
 
 // Pool hands out plugin processes that several sessions of a host share,
@@ -166,6 +174,12 @@ func Load(ctx context.Context, specs []Spec, opts Options) *Loaded {
 				loads[i] = load(ctx, sp, lease.Process, opts, lease)
 				return
 			}
+			if opts.Declarations != nil {
+				if l, ok := loadDeclared(sp, opts); ok {
+					loads[i] = l
+					return
+				}
+			}
 			p, err := Launch(ctx, sp.launchConfig())
 			if err != nil {
 				errs[i] = err
@@ -224,9 +238,77 @@ type pluginLoad struct {
 // process (lease.Sup) is supervised by its pool; the session loads its
 // tools under a load id of its own, and gives the process back on Close.
 func load(ctx context.Context, sp Spec, first *Process, opts Options, lease Lease) (out pluginLoad) {
+	pr := prepare(sp, first.Tools, opts)
+	out.failures = pr.failures
+	p := pr.plugin
+	if lease.Sup != nil {
+		p.sup, p.release = lease.Sup, lease.Release
+		p.loadID = fmt.Sprintf("%s/%s/%d", opts.SessionID, sp.Name, loadIDs.Add(1))
+		p.req.LoadID = p.loadID
+	} else {
+		p.sup = supervise.New(supervise.Config[*Process]{
+			Name: "plugin " + sp.Name, Start: p.start, Backoff: opts.RestartBackoff,
+			Grace: p.cfg.CancelGrace, Logger: p.cfg.Logger,
+		}, first)
+	}
+	keep := false
+	defer func() {
+		if !keep {
+			p.Close()
+		}
+	}()
+	if len(pr.toLoad) == 0 {
+		return out
+	}
+	if pr.stateErr != nil {
+		out.failures = append(out.failures, fmt.Sprintf("%s (state dir: %v)", sp.Name, pr.stateErr))
+		return out
+	}
+	loads, err := p.load(ctx, first)
+	if err != nil {
+		out.failures = append(out.failures, fmt.Sprintf("%s (load: %v)", sp.Name, err))
+		return out
+	}
+	p.loadedOn = first
+	p.started.Store(true)
+	rows, failures := pr.statuses(loads, first.Path, opts)
+	out.status, out.failures = rows, append(out.failures, failures...)
+	if opts.Declarations != nil && lease.Sup == nil && len(out.failures) == 0 {
+		pr.record(opts, first, loads)
+		if len(p.loaded) == 0 {
+			// Nothing to call: the process is not needed before a restart
+			// would be (never); its statuses stand.
+			p.sup.Close()
+			p.sup = supervise.NewIdle(supervise.Config[*Process]{Name: "plugin " + sp.Name, Start: p.start})
+		}
+	}
+	// A plugin whose every tool was skipped stays, as before: a skip is
+	// not a failure, and its status rows name its process.
+	keep = true
+	out.plugin = p
+	return out
+}
+
+// prepared is a plugin ready to load the tools its spec wants of those
+// its binary declared.
+type prepared struct {
+	sp        Spec
+	plugin    *Plugin
+	described map[string]pluginrpc.ToolSpec
+	toLoad    []string
+	configs   map[string]string
+	failures  []string
+	stateErr  error
+}
+
+// prepare says which of the declared tools sp wants (a wanted tool that
+// is not declared, or whose declaration is over the limits, is a failure)
+// and makes the Plugin that loads them, with no process yet.
+func prepare(sp Spec, tools []pluginrpc.ToolSpec, opts Options) (pr prepared) {
+	pr.sp = sp
 	described := map[string]pluginrpc.ToolSpec{}
 	var all []string
-	for _, t := range first.Tools {
+	for _, t := range tools {
 		described[t.Name] = t
 		all = append(all, t.Name)
 	}
@@ -242,34 +324,17 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options, lease Leas
 	for _, name := range want {
 		d, ok := described[name]
 		if !ok {
-			out.failures = append(out.failures, fmt.Sprintf("%s:%s (plugin %s has no tool %s; it offers %s)", sp.Name, name, sp.Name, name, strings.Join(all, ", ")))
+			pr.failures = append(pr.failures, fmt.Sprintf("%s:%s (plugin %s has no tool %s; it offers %s)", sp.Name, name, sp.Name, name, strings.Join(all, ", ")))
 			continue
 		}
 		if err := checkSpec(sp.Name, d); err != nil {
-			out.failures = append(out.failures, fmt.Sprintf("%s:%s (%v)", sp.Name, name, err))
+			pr.failures = append(pr.failures, fmt.Sprintf("%s:%s (%v)", sp.Name, name, err))
 			continue
 		}
 		toLoad = append(toLoad, name)
 	}
 	p := &Plugin{name: sp.Name, cfg: sp.launchConfig()}
-	if lease.Sup != nil {
-		p.sup, p.release = lease.Sup, lease.Release
-		p.loadID = fmt.Sprintf("%s/%s/%d", opts.SessionID, sp.Name, loadIDs.Add(1))
-	} else {
-		p.sup = supervise.New(supervise.Config[*Process]{
-			Name: "plugin " + sp.Name, Start: p.start, Backoff: opts.RestartBackoff,
-			Grace: p.cfg.CancelGrace, Logger: p.cfg.Logger,
-		}, first)
-	}
-	keep := false
-	defer func() {
-		if !keep {
-			p.Close()
-		}
-	}()
-	if len(toLoad) == 0 {
-		return out
-	}
+	pr.plugin, pr.described, pr.toLoad = p, described, toLoad
 
 	configs := map[string]json.RawMessage{}
 	wireConfigs := map[string]string{}
@@ -288,12 +353,9 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options, lease Leas
 		declared[name] = described[name].Capabilities
 	}
 	var stateDir string
-	if opts.StateDir != "" {
+	if opts.StateDir != "" && len(toLoad) > 0 {
 		stateDir = filepath.Join(opts.StateDir, "plugins", sp.Name)
-		if err := os.MkdirAll(stateDir, 0o700); err != nil {
-			out.failures = append(out.failures, fmt.Sprintf("%s (state dir: %v)", sp.Name, err))
-			return out
-		}
+		pr.stateErr = os.MkdirAll(stateDir, 0o700)
 	}
 	p.stateDir = stateDir
 	terminal := opts.Terminal
@@ -327,32 +389,34 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options, lease Leas
 		Session:     pluginrpc.Session{ID: opts.SessionID, WorkDir: opts.WorkDir, StateDir: stateDir},
 		Tools:       toLoad,
 		ToolConfigs: wireConfigs,
-		LoadID:      p.loadID,
 	}
+	pr.configs = wireConfigs
 	for _, name := range toLoad {
 		if len(described[name].Capabilities) > 0 {
 			p.needCaps = true
 		}
 	}
-	loads, err := p.load(ctx, first)
-	if err != nil {
-		out.failures = append(out.failures, fmt.Sprintf("%s (load: %v)", sp.Name, err))
-		return out
-	}
-	p.loadedOn = first
+	return pr
+}
+
+// statuses are the status rows of the tools as they loaded (path is the
+// binary's), and the failures of those that did not; the tools that
+// loaded become p.loaded.
+func (pr *prepared) statuses(loads []pluginrpc.ToolLoad, path string, opts Options) (rows []Status, failures []string) {
+	sp, p, described := pr.sp, pr.plugin, pr.described
 	for _, tl := range loads {
 		d := described[tl.Name]
 		// A reason is one line of a status or an error.
 		tl.Reason, _ = limits.Cut(tl.Reason, limits.BriefChars)
-		st := Status{Name: tl.Name, Plugin: sp.Name, Path: first.Path, Capabilities: d.Capabilities, Reason: tl.Reason,
-			Source: sp.source(first.Path)}
+		st := Status{Name: tl.Name, Plugin: sp.Name, Path: path, Capabilities: d.Capabilities, Reason: tl.Reason,
+			Source: sp.source(path)}
 		switch tl.Status {
 		case pluginrpc.StatusLoaded:
 			st.Status = "loaded"
 			p.loaded = append(p.loaded, d.Name)
 			st.Tool = &tool{plugin: p, onProgress: opts.OnProgress, spec: toolset.Spec{
 				Name: d.Name, Description: d.Description, Parameters: d.ParametersSchema,
-				Source: sp.source(first.Path), Capabilities: d.Capabilities,
+				Source: sp.source(path), Capabilities: d.Capabilities,
 				Timeout:      callTimeout(d.DefaultTimeout, sp.Timeout),
 				RuleArgument: d.RuleArgument,
 			}, annotations: toolset.Annotations(d.Annotations)}
@@ -360,16 +424,12 @@ func load(ctx context.Context, sp Spec, first *Process, opts Options, lease Leas
 			st.Status = "skipped"
 			p.cfg.Logger.Info(fmt.Sprintf("Skipping tool %s: %s", tl.Name, tl.Reason))
 		default:
-			out.failures = append(out.failures, fmt.Sprintf("%s:%s (%s)", sp.Name, tl.Name, tl.Reason))
+			failures = append(failures, fmt.Sprintf("%s:%s (%s)", sp.Name, tl.Name, tl.Reason))
 			continue
 		}
-		out.status = append(out.status, st)
+		rows = append(rows, st)
 	}
-	// A plugin whose every tool was skipped stays, as before: a skip is
-	// not a failure, and its status rows name its process.
-	keep = true
-	out.plugin = p
-	return out
+	return rows, failures
 }
 
 func callTimeout(toolDefault, override time.Duration) time.Duration {
@@ -414,6 +474,13 @@ type Plugin struct {
 	loadedOn *Process
 	stopHost func()
 	closed   sync.Once
+
+	// started: a process of the plugin has started (a later start is a
+	// restart).
+	started atomic.Bool
+	// decl is the declaration a plugin not started at Load was loaded
+	// from; nil for one that started at Load.
+	decl *declared
 }
 
 // loadIDs numbers the loads of shared processes.
@@ -546,9 +613,17 @@ func (p *Plugin) reloaded(loads []pluginrpc.ToolLoad) error {
 
 // start launches a new process and loads the tools that loaded at first;
 // the supervisor calls it to restart the plugin.
+//
+// A plugin loaded from its declaration (lazy.go) starts here at its first
+// call: what the binary declares must be what the model was offered, and
+// the tools offered must load.
 func (p *Plugin) start(ctx context.Context) (*Process, error) {
 	cur, err := Launch(ctx, p.cfg)
 	if err != nil {
+		return nil, err
+	}
+	if err := p.decl.check(p.name, cur.Tools, p.loaded); err != nil {
+		cur.Kill()
 		return nil, err
 	}
 	loads, err := p.load(ctx, cur)
@@ -558,9 +633,12 @@ func (p *Plugin) start(ctx context.Context) (*Process, error) {
 	}
 	if err := p.reloaded(loads); err != nil {
 		cur.Kill()
+		p.decl.stale()
 		return nil, err
 	}
-	telemetry.PluginRestarted(ctx, p.name)
+	if p.started.Swap(true) {
+		telemetry.PluginRestarted(ctx, p.name)
+	}
 	return cur, nil
 }
 

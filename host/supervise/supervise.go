@@ -86,6 +86,9 @@ type Supervisor[P Process] struct {
 	lastDown time.Time
 	reason   string // why the last process stopped
 	closed   bool
+	// idle: no process was ever started (NewIdle); the first start is
+	// not a restart.
+	idle bool
 }
 
 // entry is one process and what the supervisor knows of it.
@@ -98,8 +101,9 @@ type entry[P Process] struct {
 
 // attempt is one restart; err is set before done is closed.
 type attempt struct {
-	done chan struct{}
-	err  error
+	done  chan struct{}
+	err   error
+	first bool // the first start of an idle supervisor
 }
 
 // New supervises first, a process already started and ready.
@@ -115,6 +119,15 @@ func New[P Process](cfg Config[P], first P) *Supervisor[P] {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Supervisor[P]{cfg: cfg, ctx: ctx, cancel: cancel, cur: &entry[P]{p: first}}
+}
+
+// NewIdle supervises a child not started yet: the first Get starts it
+// (which is not counted as a restart), and it is supervised from then on
+// as New's.
+func NewIdle[P Process](cfg Config[P]) *Supervisor[P] {
+	s := New(cfg, *new(P))
+	s.cur, s.idle = nil, true
+	return s
 }
 
 // Grace is the grace period the supervisor enforces.
@@ -247,6 +260,15 @@ func (s *Supervisor[P]) restartLocked(e *entry[P]) (*attempt, error) {
 		s.cur = nil
 		s.reason, s.lastDown = e.why(), now
 	}
+	if s.idle && e == nil {
+		s.idle = false
+		a := &attempt{done: make(chan struct{}), first: true}
+		s.starting = a
+		s.wg.Add(1)
+		go s.restart(a, nil, 0)
+		return a, nil
+	}
+	s.idle = false
 	recent := s.recent(now)
 	if len(recent) >= MaxRestarts {
 		if e != nil {
@@ -283,6 +305,9 @@ func (s *Supervisor[P]) restart(a *attempt, old *entry[P], delay time.Duration) 
 	switch {
 	case closed:
 		a.err = s.closedError()
+	case err != nil && a.first:
+		s.reason, s.lastDown = err.Error(), time.Now()
+		a.err = fmt.Errorf("%s could not be started: %w", s.cfg.Name, err)
 	case err != nil:
 		s.reason, s.lastDown = err.Error(), time.Now()
 		a.err = fmt.Errorf("%s stopped and could not be restarted: %w", s.cfg.Name, err)
@@ -294,6 +319,8 @@ func (s *Supervisor[P]) restart(a *attempt, old *entry[P], delay time.Duration) 
 	switch {
 	case closed && err == nil:
 		p.Close()
+	case err == nil && a.first:
+		s.cfg.Logger.Debug("started " + s.cfg.Name)
 	case err == nil:
 		s.cfg.Logger.Info("restarted " + s.cfg.Name)
 	default:

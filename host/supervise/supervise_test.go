@@ -358,3 +358,56 @@ func TestWaitForTheVerdictHonoursTheContext(t *testing.T) {
 		t.Fatalf("kills %d, closes %d", first.kills.Load(), first.closes.Load())
 	}
 }
+
+func TestIdleStartsAtFirstGet(t *testing.T) {
+	t.Run("started, then restarted within the policy", func(t *testing.T) {
+		st := &starter{}
+		s := supervise.NewIdle(supervise.Config[*fake]{Name: "plugin test", Start: st.start, Backoff: time.Millisecond})
+		t.Cleanup(s.Close)
+		if _, ok := s.Current(); ok {
+			t.Fatal("an idle supervisor has a process")
+		}
+		if st.n.Load() != 0 {
+			t.Fatal("started before the first Get")
+		}
+		p := get(t, s)
+		// The first start is no restart: MaxRestarts restarts still follow.
+		for i := range supervise.MaxRestarts {
+			p.stop()
+			next := get(t, s)
+			if next == p {
+				t.Fatalf("restart %d: the stopped process again", i+1)
+			}
+			p = next
+		}
+		p.stop()
+		ctx, cancel := context.WithTimeout(context.Background(), bound)
+		defer cancel()
+		if _, err := s.Get(ctx); err == nil || !strings.Contains(err.Error(), "is down") {
+			t.Fatalf("past the policy: %v", err)
+		}
+	})
+	t.Run("a failed first start says so", func(t *testing.T) {
+		st := &starter{err: errors.New("sha256 mismatch")}
+		s := supervise.NewIdle(supervise.Config[*fake]{Name: "plugin test", Start: st.start, Backoff: time.Millisecond})
+		t.Cleanup(s.Close)
+		ctx, cancel := context.WithTimeout(context.Background(), bound)
+		defer cancel()
+		_, err := s.Get(ctx)
+		if err == nil || err.Error() != "plugin test could not be started: sha256 mismatch" {
+			t.Fatalf("first start: %v", err)
+		}
+		_, err = s.Get(ctx)
+		if err == nil || !strings.Contains(err.Error(), "could not be restarted: sha256 mismatch") {
+			t.Fatalf("second attempt: %v", err)
+		}
+	})
+	t.Run("closed before any start", func(t *testing.T) {
+		st := &starter{}
+		s := supervise.NewIdle(supervise.Config[*fake]{Name: "plugin test", Start: st.start})
+		s.Close()
+		if _, err := s.Get(context.Background()); err == nil || st.n.Load() != 0 {
+			t.Fatalf("Get after Close: %v, %d starts", err, st.n.Load())
+		}
+	})
+}

@@ -95,6 +95,9 @@ type File struct {
 	// PluginMirrors and PluginTrust are `plugin_mirrors` and `plugin_trust`
 	// as written (nil when absent), read by host/distribution.
 	PluginMirrors, PluginTrust *yaml.Node
+	// EagerPlugins is `eager_plugins`: every plugin starts when the
+	// session opens, not at its first call (--eager-plugins).
+	EagerPlugins bool
 }
 
 // Provider is a configured provider.
@@ -268,6 +271,13 @@ func Parse(path string, data []byte) (*File, error) {
 		"permissions":    func(_, v *yaml.Node) error { f.Permissions = v; return nil },
 		"plugin_mirrors": func(_, v *yaml.Node) error { f.PluginMirrors = v; return nil },
 		"plugin_trust":   func(_, v *yaml.Node) error { f.PluginTrust = v; return nil },
+		"eager_plugins": func(_, v *yaml.Node) error {
+			if v.Kind != yaml.ScalarNode || v.Tag != "!!bool" {
+				return p.errorf(v, "eager_plugins: want true or false, not %q", v.Value)
+			}
+			f.EagerPlugins = strings.EqualFold(v.Value, "true")
+			return nil
+		},
 		"models": func(_, v *yaml.Node) error {
 			return p.each(v, "models", func(k, v *yaml.Node) error {
 				m, err := p.model(k.Value, v)

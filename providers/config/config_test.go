@@ -100,9 +100,18 @@ func TestParseEmpty(t *testing.T) {
 	}
 }
 
+func TestParseEagerPlugins(t *testing.T) {
+	for data, want := range map[string]bool{"": false, "eager_plugins: true\n": true, "eager_plugins: false\n": false, "eager_plugins: True\n": true} {
+		f, err := config.Parse("c.yaml", []byte(data))
+		if err != nil || f.EagerPlugins != want {
+			t.Errorf("Parse(%q): eager %v, %v; want %v", data, f.EagerPlugins, err, want)
+		}
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ name, data, want string }{
-		{"unknown top key", "providerz: {}\n", `config c.yaml: line 1: unknown key "providerz" in the top level (known: default_model, hooks, models, permissions, plugin_mirrors, plugin_trust, providers)`},
+		{"unknown top key", "providerz: {}\n", `config c.yaml: line 1: unknown key "providerz" in the top level (known: default_model, eager_plugins, hooks, models, permissions, plugin_mirrors, plugin_trust, providers)`},
 		{"unknown provider key", "providers:\n  p:\n    type: kimi\n    apikey: x\n", `config c.yaml: line 4: unknown key "apikey" in providers.p (known: api_key, api_key_env, base_url, connect_timeout, headers, stream_idle_timeout, type)`},
 		{"unknown model key", "models:\n  m:\n    provider: kimi\n    model: k\n    context: 5\n", `line 5: unknown key "context" in models.m`},
 		{"bad type", "providers:\n  p:\n    type: azure\n", `line 3: providers.p.type: unknown type "azure" (known: kimi, openai, openai-compatible, anthropic, google)`},
@@ -123,6 +132,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad idle timeout", "providers:\n  p:\n    type: kimi\n    stream_idle_timeout: soon\n", `line 4: providers.p.stream_idle_timeout: want a positive duration such as 90s or 5m, not "soon"`},
 		{"zero connect timeout", "models:\n  m:\n    provider: kimi\n    model: k\n    connect_timeout: 0\n", `line 5: models.m.connect_timeout: want a positive duration such as 90s or 5m, not "0"`},
 		{"negative timeout", "models:\n  m:\n    provider: kimi\n    model: k\n    stream_idle_timeout: -5s\n", `models.m.stream_idle_timeout: want a positive duration`},
+		{"eager_plugins not a bool", "eager_plugins: yes please\n", `line 1: eager_plugins: want true or false, not "yes please"`},
 		{"headers not strings", "providers:\n  p:\n    type: kimi\n    headers: {A: [1]}\n", `providers.p.headers.A: want a string`},
 	}
 	for _, tt := range tests {
