@@ -17,6 +17,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == execCmd {
 		os.Exit(execChild(os.Args[2:]))
 	}
+	if len(os.Args) > 2 && os.Args[1] == pluginServeCmd && os.Args[2] == sandbox.LauncherFlag {
+		os.Exit(serveConfined(os.Args[3:]))
+	}
 	if len(os.Args) < 2 || os.Args[1] != pluginServeCmd {
 		// The host holds the provider keys: no process without
 		// CAP_SYS_PTRACE may read its memory or environment, and nothing
@@ -71,6 +74,28 @@ func execChild(argv []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "kosong-host %s: %v\n", execCmd, err)
 	return 126
+}
+
+// serveConfined serves a sandboxed built-in plugin, `plugin-serve
+// --sandbox RULES NAME`: it applies the rules to the whole process first,
+// before any of the plugin's code runs, and then serves as plugin-serve
+// NAME does. The host starts a built-in so when it needs no launcher to
+// drop capabilities (proc.DirectStart): one exec, not two.
+func serveConfined(argv []string) int {
+	if len(argv) < 1 {
+		fmt.Fprintf(os.Stderr, "kosong-host %s: %s needs the sandbox rules\n", pluginServeCmd, sandbox.LauncherFlag)
+		return 2
+	}
+	p, err := sandbox.Unmarshal(argv[0])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "kosong-host %s: %v\n", pluginServeCmd, err)
+		return 2
+	}
+	if err := sandbox.Restrict(p); err != nil {
+		fmt.Fprintf(os.Stderr, "kosong-host %s: %v\n", pluginServeCmd, err)
+		return 126
+	}
+	return run(append([]string{pluginServeCmd}, argv[1:]...))
 }
 
 // run executes the command line and returns the exit code: 0 ok, 1 a tool or

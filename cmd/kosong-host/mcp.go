@@ -8,7 +8,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/kosong-host/kosong-host/host/agent"
@@ -104,7 +103,7 @@ asking. Tool failures and rejections are isError results.`,
 					SessionTimeout: idle, MaxSessions: maxSessions})
 				if httpAddr == "" {
 					g.logger.Info("serving MCP over stdio", "agent", a.Spec.Name, "tools", len(a.Toolset.Names()))
-					if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil {
+					if err := srv.Run(ctx, &mcpserver.StdioTransport{}); err != nil {
 						return exitCode(1, fmt.Errorf("mcp serve: %w", err))
 					}
 					return nil

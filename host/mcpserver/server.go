@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -266,7 +267,7 @@ func CheckAddr(addr string, allowRemote bool) error {
 
 func (s *Server) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		id := fmt.Sprintf("mcp-%d", s.seq.Add(1))
+		id := "mcp-" + strconv.FormatInt(s.seq.Add(1), 10)
 		if s.approvals != nil {
 			s.approvals.begin(ctx, id, req.Session)
 		}
@@ -284,7 +285,9 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 			// Not the user's answer: nobody could be asked.
 			r.Message, r.Brief = NoElicitationMessage, "Approval unavailable"
 		}
-		s.logger.Debug("MCP tool call", "tool", name, "id", id, "duration", time.Since(start), "error", r.IsError())
+		if s.logger.IsDebug() {
+			s.logger.Debug("MCP tool call", "tool", name, "id", id, "duration", time.Since(start), "error", r.IsError())
+		}
 		return Result(r), nil
 	}
 }

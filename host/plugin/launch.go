@@ -70,7 +70,9 @@ type Config struct {
 	// without the capabilities that could read the host's memory.
 	Launcher []string
 	// Builtin says the plugin is the host binary itself (`plugin-serve
-	// NAME`): its SDK is this one, which restores the garbage collector
+	// NAME`: Args are a subcommand and its operands; a sandbox's rules go
+	// between them, `--sandbox RULES`, and the built-in applies them to
+	// itself before it serves): its SDK is this one, which restores the garbage collector
 	// the host turns off for the binary's package initialisation (see
 	// pluginrpc.InitGCEnv). Package init of the host binary allocates
 	// several MB, which would otherwise cost a few collections a start.

@@ -132,3 +132,37 @@ func LimitChildren() error {
 	}
 	return nil
 }
+
+// DirectStart reports whether a program this process executes directly
+// starts with no more capabilities than one started through the launcher
+// (ExecUnprivileged): none of DroppedCaps is left in the bounding set
+// that the launcher could drop (it can as root or with CAP_SETPCAP, as
+// LimitChildren can) or, as root, would refuse to start with, nor in the
+// inheritable or ambient sets. Once LimitChildren succeeded it is true, and
+// so it is for a user without capabilities: the launcher's exec is then
+// one exec too many.
+func DirectStart() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	has := func(set func(unix.CapUserData) uint32, c uintptr) bool {
+		return set(data[c/32])&(uint32(1)<<(c%32)) != 0
+	}
+	effective := func(d unix.CapUserData) uint32 { return d.Effective }
+	inheritable := func(d unix.CapUserData) uint32 { return d.Inheritable }
+	privileged := os.Geteuid() == 0 || has(effective, unix.CAP_SETPCAP)
+	for _, c := range DroppedCaps {
+		if has(inheritable, c) {
+			return false
+		}
+		if set, _ := unix.PrctlRetInt(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_IS_SET, c, 0, 0); set == 1 {
+			return false
+		}
+		if in, err := unix.PrctlRetInt(unix.PR_CAPBSET_READ, c, 0, 0, 0); err == nil && in == 1 && privileged {
+			return false
+		}
+	}
+	return true
+}

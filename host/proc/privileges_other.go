@@ -20,3 +20,6 @@ func DropCaps() error {
 
 // LimitChildren: there are no Linux capabilities elsewhere.
 func LimitChildren() error { return nil }
+
+// DirectStart: there are no Linux capabilities a launcher would drop.
+func DirectStart() bool { return true }

@@ -36,19 +36,58 @@ const handledFS = landlock.AccessFSSet((1 << 17) - 1)
 // an abstract unix socket created outside it.
 const scopes = landlock.ScopedSet(ll.ScopeAbstractUnixSocket | ll.ScopeSignal)
 
-// socketFilter installs the socket filter (a variable for tests).
+// socketFilter installs the socket filter (a variable for tests): on the
+// calling thread, or on every thread of the process.
 var socketFilter = applySocketFilter
 
 // Exec applies p to the calling process and executes argv[0] with argv and
 // env, EnvVar added; it returns only on failure.
 func Exec(p Policy, argv []string, env []string) error {
+	// The rules bind this thread only; it is never unlocked, and it is the
+	// thread that executes the plugin.
+	runtime.LockOSThread()
+	applied, err := confine(p, argv[0], false)
+	if err != nil {
+		return err
+	}
+	if applied {
+		env = append(env, EnvVar+"="+p.Marshal())
+	}
+	if err := syscall.Exec(argv[0], argv, env); err != nil {
+		return fmt.Errorf("sandbox of plugin %s: exec %s: %v", p.Plugin, argv[0], err)
+	}
+	return nil
+}
+
+// Restrict applies p to every thread of the calling process, which goes
+// on running confined, and sets EnvVar: a built-in plugin (the host's own
+// binary, trusted as the host is) confines itself so before it serves,
+// with no wrapper process to execute first. Every program it starts
+// inherits the rules.
+func Restrict(p Policy) error {
+	applied, err := confine(p, "", true)
+	if err != nil || !applied {
+		return err
+	}
+	return os.Setenv(EnvVar, p.Marshal())
+}
+
+// confine applies p (and read access to the file exe, when set) to the
+// calling thread, or to every thread: no_new_privs, the socket filter
+// when the network is restricted, then the Landlock rules. It reports
+// whether the kernel has Landlock: without it, a policy not Required is
+// not applied.
+func confine(p Policy, exe string, allThreads bool) (bool, error) {
 	cfg := landlock.Config{HandledAccessFS: handledFS, Scoped: scopes}
 	readDirs, readFiles := split(p.Read)
 	writeDirs, writeFiles := split(p.Write)
+	if exe != "" {
+		// The plugin's own binary, whatever read allows.
+		readFiles = append(readFiles, exe)
+	}
 	rules := []landlock.Rule{
 		landlock.RODirs(readDirs...),
-		// The plugin's own binary, whatever read allows.
-		landlock.ROFiles(append(readFiles, argv[0])...),
+		landlock.ROFiles(readFiles...),
 		landlock.RWDirs(writeDirs...).WithRefer().WithResolveUnix(),
 		landlock.RWFiles(writeFiles...),
 		landlock.RWFiles(devices...).WithIoctlDev().IgnoreIfMissing(),
@@ -68,35 +107,34 @@ func Exec(p Policy, argv []string, env []string) error {
 	cfg = cfg.BestEffort().EnableLoggingForSubprocesses()
 	fd, flags, err := cfg.NewRulesetFD(rules...)
 	if err != nil {
-		return fmt.Errorf("sandbox of plugin %s: %v", p.Plugin, err)
+		return false, fmt.Errorf("sandbox of plugin %s: %v", p.Plugin, err)
 	}
-	if fd >= 0 {
-		// The rules bind this thread only; it is never unlocked, and it is
-		// the thread that executes the plugin.
-		runtime.LockOSThread()
-		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			return fmt.Errorf("sandbox of plugin %s: no_new_privs: %v", p.Plugin, err)
+	if fd < 0 {
+		if p.Required {
+			return false, fmt.Errorf("sandbox of plugin %s: this kernel has no Landlock", p.Plugin)
 		}
-		if !p.Network.All {
-			if err := socketFilter(len(p.Network.Ports) > 0); err != nil {
-				if p.Required {
-					return fmt.Errorf("sandbox of plugin %s: cannot refuse UDP and raw sockets: %v", p.Plugin, err)
-				}
-				fmt.Fprintf(os.Stderr, "kosong-host: sandbox of plugin %s: UDP and raw sockets are not refused: %v\n", p.Plugin, err)
+		return false, nil
+	}
+	defer unix.Close(fd)
+	prctl, restrict := unix.Prctl, ll.LandlockRestrictSelf
+	if allThreads {
+		prctl, restrict = ll.AllThreadsPrctl, ll.AllThreadsLandlockRestrictSelf
+	}
+	if err := prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return false, fmt.Errorf("sandbox of plugin %s: no_new_privs: %v", p.Plugin, err)
+	}
+	if !p.Network.All {
+		if err := socketFilter(len(p.Network.Ports) > 0, allThreads); err != nil {
+			if p.Required {
+				return false, fmt.Errorf("sandbox of plugin %s: cannot refuse UDP and raw sockets: %v", p.Plugin, err)
 			}
+			fmt.Fprintf(os.Stderr, "kosong-host: sandbox of plugin %s: UDP and raw sockets are not refused: %v\n", p.Plugin, err)
 		}
-		if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
-			return fmt.Errorf("sandbox of plugin %s: restrict: %v", p.Plugin, err)
-		}
-		_ = unix.Close(fd)
-		env = append(env, EnvVar+"="+p.Marshal())
-	} else if p.Required {
-		return fmt.Errorf("sandbox of plugin %s: this kernel has no Landlock", p.Plugin)
 	}
-	if err := syscall.Exec(argv[0], argv, env); err != nil {
-		return fmt.Errorf("sandbox of plugin %s: exec %s: %v", p.Plugin, argv[0], err)
+	if err := restrict(fd, flags); err != nil {
+		return false, fmt.Errorf("sandbox of plugin %s: restrict: %v", p.Plugin, err)
 	}
-	return nil
+	return true, nil
 }
 
 // split sorts paths into folders and other files (Landlock grants folder

@@ -11,3 +11,8 @@ func ABI() int { return 0 }
 func Exec(p Policy, argv []string, env []string) error {
 	return fmt.Errorf("sandbox of plugin %s: Landlock is Linux only", p.Plugin)
 }
+
+// Restrict fails: Landlock is Linux only.
+func Restrict(p Policy) error {
+	return fmt.Errorf("sandbox of plugin %s: Landlock is Linux only", p.Plugin)
+}

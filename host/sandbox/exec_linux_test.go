@@ -15,7 +15,7 @@ func TestMain(m *testing.M) {
 	if rules := os.Getenv("KOSONG_SANDBOX_TEST_RULES"); rules != "" {
 		p, err := Unmarshal(rules)
 		if os.Getenv("KOSONG_SANDBOX_TEST_NO_FILTER") != "" {
-			socketFilter = func(bool) error { return errNoFilter }
+			socketFilter = func(bool, bool) error { return errNoFilter }
 		}
 		if err == nil {
 			os.Unsetenv("KOSONG_SANDBOX_TEST_RULES")

@@ -114,9 +114,10 @@ func program(a filterArch, allowUDP bool) ([]bpf.Instruction, error) {
 	return p.assemble()
 }
 
-// applySocketFilter installs the filter on the calling thread (no_new_privs
-// must be set).
-func applySocketFilter(allowUDP bool) error {
+// applySocketFilter installs the filter on the calling thread, or on every
+// thread of the process (SECCOMP_FILTER_FLAG_TSYNC); no_new_privs must be
+// set.
+func applySocketFilter(allowUDP, allThreads bool) error {
 	a, ok := filterArchs()
 	if !ok {
 		return errNoFilter
@@ -134,6 +135,13 @@ func applySocketFilter(allowUDP bool) error {
 		filter[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
 	}
 	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	if allThreads {
+		// A thread the filter cannot join makes the call return its id.
+		if r, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog))); e != 0 || r != 0 {
+			return fmt.Errorf("seccomp (every thread): %v (%d)", e, r)
+		}
+		return nil
+	}
 	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&prog)), 0, 0); err != nil {
 		return fmt.Errorf("seccomp: %v", err)
 	}
