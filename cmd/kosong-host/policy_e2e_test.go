@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,5 +190,64 @@ func TestPolicyChecksEveryFrontEnd(t *testing.T) {
 	p := startServe(t, t.TempDir(), env, "--trust", "--provider", "scripted", "--script", script)
 	if _, err := p.api.CreateSession(ctx, serverclient.CreateSession{Cwd: dir, Agent: filepath.Join(dir, ".kosong", "agent.yaml")}); err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("serve: %v", err)
+	}
+}
+
+// TestPolicyRefusesProjectPlugins: a repository's agent file adding a
+// local plugin binary where the admin policy says project_plugins: false
+// is refused by run, validate and tools list, even in a trusted folder, in
+// one line naming the policy file and rule, and the binary never runs;
+// the same plugin named by an agent file outside the project runs.
+func TestPolicyRefusesProjectPlugins(t *testing.T) {
+	marks := t.TempDir()
+	echo := standalonePlugin(t, "echo")
+	plug := fmt.Sprintf("#!/bin/sh\ntouch %s/plugin\nexec %s \"$@\"\n", marks, echo)
+	agentFile := "version: 1\nagent:\n  name: repo\n  system_prompt_path: ./s.md\n  tools: [\"./bin/plug:Echo\"]\n"
+	repo := writeFiles(t, map[string]string{"agent.yaml": agentFile, "s.md": "hi", "bin/plug": plug})
+	user := writeFiles(t, map[string]string{"agent.yaml": agentFile, "s.md": "hi", "bin/plug": plug})
+	for _, d := range []string{repo, user} {
+		if err := os.Chmod(filepath.Join(d, "bin/plug"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env, pol, script := policyEnv(t, "project_plugins: false\n")
+	want := "plugin plug added by the project agent file " + filepath.Join(repo, "agent.yaml") + " is refused by the admin policy " + pol + " (rule project_plugins: false)"
+	marked := func() bool { return os.Remove(filepath.Join(marks, "plugin")) == nil }
+
+	for _, args := range [][]string{
+		{"run", "-p", "hi", "--provider", "scripted", "--script", script},
+		{"validate"},
+		{"tools", "list"},
+	} {
+		r := runHostEnv(t, repo, env, "", args...)
+		if r.code == 0 || !strings.Contains(r.stderr, want) {
+			t.Errorf("%v: exit %d, want the refusal\nstdout %s\nstderr %s", args, r.code, r.stdout, r.stderr)
+		}
+		if args[0] != "validate" && strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+			t.Errorf("%v: not one line: %s", args, r.stderr)
+		}
+		if marked() {
+			t.Errorf("%v: the project's plugin ran", args)
+		}
+	}
+	c := startACP(t, repo, env, "--trust", "--provider", "scripted", "--script", script)
+	c.initialize()
+	if _, err := c.conn.NewSession(c.ctx(), acp.NewSessionRequest{Cwd: repo, McpServers: []acp.McpServer{}}); err == nil || !strings.Contains(errorText(err), want) {
+		t.Errorf("acp: session/new: %v", errorText(err))
+	}
+	if marked() {
+		t.Error("acp: the project's plugin ran")
+	}
+
+	// The user's agent file, outside the project, may add it.
+	r := runHostEnv(t, repo, env, "", "--agent", filepath.Join(user, "agent.yaml"), "tools", "call", "Echo", `{"text":"mine"}`)
+	if r.code != 0 || r.stdout != "mine\n" || !marked() {
+		t.Fatalf("the user's agent file: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	// Without the rule, the project's plugin runs.
+	allowed, _, _ := policyEnv(t, "project_plugins: true\n")
+	r = runHostEnv(t, repo, allowed, "", "tools", "call", "Echo", `{"text":"allowed"}`)
+	if r.code != 0 || r.stdout != "allowed\n" || !marked() {
+		t.Fatalf("project_plugins: true: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 }

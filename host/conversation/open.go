@@ -248,7 +248,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	if err != nil {
 		return nil, err
 	}
-	guard.reload.Allow = cfg.ReloadAllowed
+	guard.reload.Allow = reloadAllowed(cfg, pol) // cfg.ReloadAllowed, then the admin policy (policy.go)
 	flow := approval.NewFlow(cfg.Approval, cfg.Ask, reportTo(events))
 	flow.ForbidYolo(yoloRefusal(pol))
 	flow.SetYolo(cfg.Yolo)

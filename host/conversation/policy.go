@@ -140,3 +140,40 @@ func (asm *assembly) checkSubagentPolicy(s *spec.Spec) error {
 	}
 	return checkSpecs(asm.policy, []*spec.Spec{s}, asm.cfg.projectRoots())
 }
+
+// CheckPolicy applies the admin policy to cfg's agent as Open does, for a
+// command that loads the agent's plugins without opening a conversation
+// (tools list, describe and call).
+func CheckPolicy(cfg Config) error {
+	s, err := cfg.loadSpec()
+	if err != nil {
+		return err
+	}
+	_, err = checkPolicy(cfg, s)
+	return err
+}
+
+// reloadAllowed is the Allow of the conversation's reloads: cfg's own
+// (ReloadAllowed), then the admin policy on the agent's files as they are
+// now, before a plugin they add starts.
+func reloadAllowed(cfg Config, pol *policy.Policy) func() error {
+	if pol == nil || pol.Path == "" {
+		return cfg.ReloadAllowed
+	}
+	return func() error {
+		if cfg.ReloadAllowed != nil {
+			if err := cfg.ReloadAllowed(); err != nil {
+				return err
+			}
+		}
+		s, err := cfg.loadSpec()
+		if err != nil {
+			return nil // the reload reports a spec that does not load
+		}
+		files, err := agent.AgentFiles(s, cfg.Load.DefaultAgentPath)
+		if err != nil {
+			return nil
+		}
+		return checkSpecs(pol, files, cfg.projectRoots())
+	}
+}
