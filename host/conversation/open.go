@@ -18,6 +18,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/hooks"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/plugin"
+	"github.com/kosong-host/kosong-host/host/policy"
 	"github.com/kosong-host/kosong-host/host/prompt"
 	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/spec"
@@ -54,6 +55,10 @@ type Config struct {
 	ConfigPath string
 	// WorkDir is the session's folder (absolute).
 	WorkDir string
+	// ProjectFolder is the project folder above WorkDir whose agent file
+	// the session uses ("" none): its agent files, like WorkDir's, are
+	// the project's for the admin policy's project_plugins (policy.go).
+	ProjectFolder string
 	// Resume is the id of a session to continue (session.Last: the
 	// newest of WorkDir); "" starts a new one.
 	Resume string
@@ -122,6 +127,7 @@ type assembly struct {
 	opts   agent.Options
 	events *Relay
 	source string // SessionStart's: startup or resume
+	policy *policy.Policy
 
 	mu          sync.Mutex
 	provider    providers.ChatProvider
@@ -199,6 +205,10 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	if err != nil {
 		return nil, err
 	}
+	pol, err := checkPolicy(cfg, s) // the admin policy (policy.go)
+	if err != nil {
+		return nil, err
+	}
 	guards, err := readGuardConfig(s, cfg.ConfigPath)
 	if err != nil {
 		return nil, err
@@ -238,8 +248,9 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	if err != nil {
 		return nil, err
 	}
-	guard.reload.Allow = cfg.ReloadAllowed
+	guard.reload.Allow = reloadAllowed(cfg, pol) // cfg.ReloadAllowed, then the admin policy (policy.go)
 	flow := approval.NewFlow(cfg.Approval, cfg.Ask, reportTo(events))
+	flow.ForbidYolo(yoloRefusal(pol))
 	flow.SetYolo(cfg.Yolo)
 
 	opts := cfg.Load
@@ -263,7 +274,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	tools = a.Toolset
 	asm := &assembly{cfg: cfg, spec: s, agent: a, system: system, guard: guard, opts: opts, events: events,
 		provider: sel.Provider, contextSize: contextSize, notes: sel.Notes(), source: "startup",
-		images: takesImages(sel.Capabilities, sel.CapabilitiesDeclared)}
+		images: takesImages(sel.Capabilities, sel.CapabilitiesDeclared), policy: pol}
 	if cfg.Resume != "" {
 		asm.source = "resume"
 	}
@@ -546,6 +557,9 @@ func (asm *assembly) runSubagent(ctx context.Context, name, task string) (string
 func (asm *assembly) openSubagent(ctx context.Context, name, path string, obs loop.Observer) (*Conversation, error) {
 	s, err := loadSpec(path, asm.cfg.Load)
 	if err != nil {
+		return nil, err
+	}
+	if err := asm.checkSubagentPolicy(s); err != nil {
 		return nil, err
 	}
 	system, err := renderPrompt(s, asm.cfg)

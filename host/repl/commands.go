@@ -194,6 +194,10 @@ func (r *REPL) cmdYolo(context.Context, string) bool {
 		return false
 	}
 	on := f.Mode() != approval.ModeYolo
+	if on && f.YoloForbidden() != nil {
+		r.say("%v", f.YoloForbidden())
+		return false
+	}
 	f.SetYolo(on)
 	if on {
 		r.say("yolo on: every action is approved without asking (/yolo again to ask)")

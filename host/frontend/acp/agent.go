@@ -303,10 +303,14 @@ func (a *Agent) modes(s *session) *acpsdk.SessionModeState {
 	if s.conv.Approvals().Yolo() {
 		cur = ModeYolo
 	}
-	return withPlanMode(s, &acpsdk.SessionModeState{CurrentModeId: acpsdk.SessionModeId(cur), AvailableModes: []acpsdk.SessionMode{
+	modes := []acpsdk.SessionMode{
 		{Id: ModeAsk, Name: "Ask", Description: acpsdk.Ptr("Ask before commands, edits and other actions that need approval")},
 		{Id: ModeYolo, Name: "Yolo", Description: acpsdk.Ptr("Approve every action without asking")},
-	}})
+	}
+	if s.conv.Approvals().YoloForbidden() != nil {
+		modes = modes[:1] // the admin policy forbids yolo
+	}
+	return withPlanMode(s, &acpsdk.SessionModeState{CurrentModeId: acpsdk.SessionModeId(cur), AvailableModes: modes})
 }
 
 func (a *Agent) find(id acpsdk.SessionId) (*session, error) {
@@ -445,6 +449,9 @@ func (a *Agent) SetSessionMode(ctx context.Context, req acpsdk.SetSessionModeReq
 	}
 	if s.remote != nil {
 		return acpsdk.SetSessionModeResponse{}, invalidParams("a server's session keeps the mode it was created with")
+	}
+	if err := s.conv.Approvals().YoloForbidden(); err != nil && req.ModeId == ModeYolo {
+		return acpsdk.SetSessionModeResponse{}, invalidParams(err.Error()) // the admin policy's
 	}
 	if a.setPlanMode(ctx, s, req.ModeId) {
 		if err := s.files.saveMode(string(req.ModeId)); err != nil {
