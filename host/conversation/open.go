@@ -25,6 +25,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/telemetry"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/config"
 	"github.com/kosong-host/kosong-host/providers/registry"
 )
 
@@ -45,6 +46,8 @@ type Config struct {
 	MaxContextSize int64
 	// MaxStepsPerTurn bounds a turn (0: loop.DefaultMaxStepsPerTurn).
 	MaxStepsPerTurn int
+	// Limits bound the run: model turns, tokens and dollars (budget.go).
+	Limits loop.Limits
 	// Approval is the approval mode; Yolo switches yolo on at the start of
 	// a ModeAsk flow (the front end may switch it off again).
 	Approval approval.Mode
@@ -136,6 +139,10 @@ type assembly struct {
 
 	// checkpoints keep the files the turn's file tools edit (Rewind).
 	checkpoints session.Checkpoints
+	// budget counts the run's spending against Config.Limits; prices are
+	// the model's (nil: unpriced).
+	budget *loop.Budget
+	prices *config.Prices
 
 	startOnce sync.Once
 	end       func()
@@ -207,6 +214,9 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := needPrices(cfg.Limits, sel); err != nil {
+		return nil, err
+	}
 	contextSize := int64(sel.MaxContextSize)
 	if cfg.MaxContextSize > 0 {
 		contextSize = cfg.MaxContextSize
@@ -263,7 +273,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	tools = a.Toolset
 	asm := &assembly{cfg: cfg, spec: s, agent: a, system: system, guard: guard, opts: opts, events: events,
 		provider: sel.Provider, contextSize: contextSize, notes: sel.Notes(), source: "startup",
-		images: takesImages(sel.Capabilities, sel.CapabilitiesDeclared)}
+		images: takesImages(sel.Capabilities, sel.CapabilitiesDeclared), budget: loop.NewBudget(cfg.Limits), prices: sel.Prices}
 	if cfg.Resume != "" {
 		asm.source = "resume"
 	}
@@ -316,8 +326,11 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 
 // newLoop is the run loop of the conversation with provider p.
 func (asm *assembly) newLoop(p providers.ChatProvider, history []providers.Message, size int64) (*loop.Loop, error) {
-	return loop.New(asm.guard.loopConfig(loop.Config{Provider: telemetry.Provider(p), Toolset: telemetry.Toolset(asm.agent.Toolset, asm.agent.Toolset.Find), System: asm.system,
-		History: history, MaxStepsPerTurn: asm.cfg.MaxStepsPerTurn, Observer: asm.events, MaxContextSize: size}, asm.agent))
+	asm.mu.Lock()
+	prices := asm.prices
+	asm.mu.Unlock()
+	return loop.New(asm.budgetOf(asm.guard.loopConfig(loop.Config{Provider: telemetry.Provider(p), Toolset: telemetry.Toolset(asm.agent.Toolset, asm.agent.Toolset.Find), System: asm.system,
+		History: history, MaxStepsPerTurn: asm.cfg.MaxStepsPerTurn, Observer: asm.events, MaxContextSize: size}, asm.agent), prices))
 }
 
 // openSession starts a new session of the work dir, or reopens one: Resume
@@ -503,13 +516,23 @@ func (asm *assembly) setModel(alias string, history []providers.Message) (*loop.
 	if err != nil {
 		return nil, err
 	}
+	if err := needPrices(cfg.Limits, sel); err != nil {
+		return nil, err
+	}
 	size := int64(sel.MaxContextSize)
 	notes := sel.Notes()
 	if cfg.MaxContextSize > 0 {
 		size = cfg.MaxContextSize
 	}
+	asm.mu.Lock()
+	old := asm.prices
+	asm.prices = sel.Prices
+	asm.mu.Unlock()
 	l, err := asm.newLoop(sel.Provider, history, size)
 	if err != nil {
+		asm.mu.Lock()
+		asm.prices = old
+		asm.mu.Unlock()
 		return nil, err
 	}
 	asm.mu.Lock()
@@ -561,10 +584,10 @@ func (asm *assembly) openSubagent(ctx context.Context, name, path string, obs lo
 	a.Toolset.SetGuard(checkpointGuard{Guard: asm.guard.gate, cp: &asm.checkpoints, workDir: asm.cfg.WorkDir})
 	a.Toolset.SetPlanMode(asm.agent.Toolset.PlanMode()) // a subagent plans as its parent does
 	asm.mu.Lock()
-	p, size := asm.provider, asm.contextSize
+	p, size, prices := asm.provider, asm.contextSize, asm.prices
 	asm.mu.Unlock()
 	l, err := loop.New(loop.Config{Provider: telemetry.Provider(p), Toolset: telemetry.Toolset(a.Toolset, a.Toolset.Find), System: system,
-		MaxStepsPerTurn: asm.cfg.MaxStepsPerTurn, MaxContextSize: size, Observer: obs})
+		MaxStepsPerTurn: asm.cfg.MaxStepsPerTurn, MaxContextSize: size, Observer: obs, Budget: asm.budget.Subagent(), Prices: prices})
 	if err != nil {
 		a.Close()
 		return nil, err
