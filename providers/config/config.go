@@ -100,6 +100,9 @@ type File struct {
 	// PluginMirrors and PluginTrust are `plugin_mirrors` and `plugin_trust`
 	// as written (nil when absent), read by host/distribution.
 	PluginMirrors, PluginTrust *yaml.Node
+	// Telemetry is `telemetry` as written (nil when absent), read by
+	// host/telemetry when the process starts.
+	Telemetry *yaml.Node
 }
 
 // Provider is a configured provider.
@@ -275,6 +278,7 @@ func Parse(path string, data []byte) (*File, error) {
 		"permissions":    func(_, v *yaml.Node) error { f.Permissions = v; return nil },
 		"plugin_mirrors": func(_, v *yaml.Node) error { f.PluginMirrors = v; return nil },
 		"plugin_trust":   func(_, v *yaml.Node) error { f.PluginTrust = v; return nil },
+		"telemetry":      func(_, v *yaml.Node) error { f.Telemetry = v; return nil },
 		"prices": func(_, v *yaml.Node) error {
 			f.Prices = map[string]Prices{}
 			return p.each(v, "prices", func(k, v *yaml.Node) error {

@@ -102,7 +102,7 @@ func TestParseEmpty(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ name, data, want string }{
-		{"unknown top key", "providerz: {}\n", `config c.yaml: line 1: unknown key "providerz" in the top level (known: default_model, hooks, models, permissions, plugin_mirrors, plugin_trust, prices, providers)`},
+		{"unknown top key", "providerz: {}\n", `config c.yaml: line 1: unknown key "providerz" in the top level (known: default_model, hooks, models, permissions, plugin_mirrors, plugin_trust, prices, providers, telemetry)`},
 		{"prices without output", "models:\n  m:\n    provider: kimi\n    model: k\n    prices: {input: 1}\n", `line 5: models.m.prices.output: missing`},
 		{"negative price", "models:\n  m:\n    provider: kimi\n    model: k\n    prices: {input: -1, output: 2}\n", `models.m.prices.input: want a number of US dollars per million tokens, 0 or more, not "-1"`},
 		{"price not a number", "prices:\n  gpt: {input: cheap, output: 2}\n", `line 2: prices.gpt.input: want a number`},
