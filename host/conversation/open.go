@@ -48,6 +48,9 @@ type Config struct {
 	MaxStepsPerTurn int
 	// Limits bound the run: model turns, tokens and dollars (budget.go).
 	Limits loop.Limits
+	// AuditAlso gets a copy of every audit record of the session (a
+	// server's log of all its sessions); nil: none.
+	AuditAlso *audit.Log
 	// Approval is the approval mode; Yolo switches yolo on at the start of
 	// a ModeAsk flow (the front end may switch it off again).
 	Approval approval.Mode
@@ -143,6 +146,8 @@ type assembly struct {
 	// the model's (nil: unpriced).
 	budget *loop.Budget
 	prices *config.Prices
+	// aud is the session's audit log; /clear moves it to the new session.
+	aud *audit.Log
 
 	startOnce sync.Once
 	end       func()
@@ -232,7 +237,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	events := &Relay{}
 	events.Set(cfg.Observer)
 	var tools *toolset.Toolset // the agent's, once loaded
-	aud, err := audit.Open(sess.Dir, audit.Options{Session: sess.ID, Agent: s.Name, Args: auditArgs(cfg),
+	aud, err := audit.Open(sess.Dir, audit.Options{Session: sess.ID, Agent: s.Name, Args: auditArgs(cfg), Also: cfg.AuditAlso,
 		Find: func(name string) (toolset.Tool, bool) {
 			if tools == nil {
 				return nil, false
@@ -273,7 +278,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	tools = a.Toolset
 	asm := &assembly{cfg: cfg, spec: s, agent: a, system: system, guard: guard, opts: opts, events: events,
 		provider: sel.Provider, contextSize: contextSize, notes: sel.Notes(), source: "startup",
-		images: takesImages(sel.Capabilities, sel.CapabilitiesDeclared), budget: loop.NewBudget(cfg.Limits), prices: sel.Prices}
+		images: takesImages(sel.Capabilities, sel.CapabilitiesDeclared), budget: loop.NewBudget(cfg.Limits), prices: sel.Prices, aud: aud}
 	if cfg.Resume != "" {
 		asm.source = "resume"
 	}
@@ -495,6 +500,9 @@ func (asm *assembly) clear() (*session.Session, *loop.Loop, error) {
 	cfg.Resume = ""
 	sess, _, err := openSession(cfg, asm.spec)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := asm.aud.Switch(sess.Dir, sess.ID); err != nil {
 		return nil, nil, err
 	}
 	asm.mu.Lock()
