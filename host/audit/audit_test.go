@@ -103,7 +103,7 @@ func TestOpenAndReadErrors(t *testing.T) {
 // pinnedTool is a plugin's tool that says its pin.
 type pinnedTool struct{ toolset.Tool }
 
-func (pinnedTool) Spec() toolset.Spec               { return toolset.Spec{Name: "Shell", Source: "builtin shell"} }
+func (pinnedTool) Spec() toolset.Spec              { return toolset.Spec{Name: "Shell", Source: "builtin shell"} }
 func (pinnedTool) PluginPin() (plugin, pin string) { return "shell", "builtin v1.2.3" }
 
 // TestPinsCrashesAndSessions: a call record carries its plugin and pin; a
