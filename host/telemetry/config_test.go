@@ -16,13 +16,13 @@ func TestResolve(t *testing.T) {
 		env          map[string]string
 		opts         Options
 		wantOn       bool
-		wantEndpoint string // "": the exporter reads the variables
+		wantEndpoint string // "": the exporter reads OTEL_EXPORTER_OTLP_TRACES_ENDPOINT itself
 		wantProtocol string
 	}{
 		{name: "nothing", wantOn: false},
 		{name: "file", opts: Options{Endpoint: "http://file:4318", Protocol: "grpc"}, wantOn: true, wantEndpoint: "http://file:4318", wantProtocol: "grpc"},
 		{name: "variables win over the file", env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://env:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"},
-			opts: Options{Endpoint: "http://file:4318", Protocol: "grpc"}, wantOn: true, wantEndpoint: "", wantProtocol: "http/protobuf"},
+			opts: Options{Endpoint: "http://file:4318", Protocol: "grpc"}, wantOn: true, wantEndpoint: "http://env:4318", wantProtocol: "http/protobuf"},
 		{name: "traces variable", env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://env:4318/v1/traces"},
 			opts: Options{Endpoint: "http://file:4318"}, wantOn: true, wantEndpoint: "", wantProtocol: "http/protobuf"},
 		{name: "disabled", env: map[string]string{"OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://env:4318"},

@@ -164,8 +164,8 @@ func Setup(ctx context.Context, opts Options) (shutdown func(context.Context) er
 
 // resolve decides whether telemetry is on and where it sends: the
 // policy's forced endpoint first (always on); else OTEL_SDK_DISABLED=true
-// is off; else an OTEL_EXPORTER_OTLP_*ENDPOINT variable (endpoint "": the
-// exporter reads the variables), else the configuration file's endpoint.
+// is off; else an OTEL_EXPORTER_OTLP_*ENDPOINT variable (the generic one given
+// to the exporter, a traces-only one read by it), else the file's endpoint.
 // The protocol: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, OTEL_EXPORTER_OTLP_PROTOCOL,
 // the file's, else http/protobuf.
 func resolve(opts Options, getenv func(string) string) (on bool, endpoint, protocol string, err error) {
@@ -178,6 +178,12 @@ func resolve(opts Options, getenv func(string) string) (on bool, endpoint, proto
 	case forced:
 		endpoint = opts.ForcedEndpoint
 	case endpointEnv:
+		// Given to the exporter as read through getenv (Options.Getenv,
+		// which the exporter's own reading of the process's environment
+		// would miss); a traces-only endpoint the exporter reads itself.
+		if getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+			endpoint = getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+		}
 	case opts.Endpoint != "":
 		endpoint = opts.Endpoint
 	default:
