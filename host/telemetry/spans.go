@@ -352,9 +352,10 @@ func Plugin(ctx context.Context, name string, pid int) map[string]string {
 		return nil
 	}
 	if span.IsRecording() {
-		span.SetAttributes(attribute.String(attrPlugin, name))
 		if pid > 0 {
-			span.SetAttributes(attribute.Int(attrPluginPID, pid))
+			span.SetAttributes(attribute.String(attrPlugin, name), attribute.Int(attrPluginPID, pid))
+		} else {
+			span.SetAttributes(attribute.String(attrPlugin, name))
 		}
 	}
 	return Carrier(ctx)
