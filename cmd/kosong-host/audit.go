@@ -10,13 +10,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kosong-host/kosong-host/host/audit"
+	"github.com/kosong-host/kosong-host/host/serverclient"
 	"github.com/kosong-host/kosong-host/host/session"
 )
 
 // newAuditCmd prints a session's audit log: every tool call, its
 // decision and its result (see docs/observability.md).
 func newAuditCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, server bool
 	cmd := &cobra.Command{
 		Use:         "audit [SESSION]",
 		Short:       "Print a session's audit log (default: this folder's newest session): each tool call, who allowed it and how it ended",
@@ -24,6 +25,9 @@ func newAuditCmd() *cobra.Command {
 		Annotations: map[string]string{noAgentAnnotation: "yes"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			info, err := auditSession(args)
+			if server {
+				info, err = serverAuditLog(args)
+			}
 			if err != nil {
 				return exitCode(2, err)
 			}
@@ -66,7 +70,20 @@ func newAuditCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the calls as JSON")
+	cmd.Flags().BoolVar(&server, "server", false, "print the log of `kosong-host serve`: every session it served")
 	return cmd
+}
+
+// serverAuditLog is where `serve` keeps its audit log of all sessions.
+func serverAuditLog(args []string) (session.Info, error) {
+	if len(args) > 0 {
+		return session.Info{}, fmt.Errorf("--server prints the server's log of every session: give no SESSION")
+	}
+	dir, err := serverclient.Dir(os.Getenv)
+	if err != nil {
+		return session.Info{}, err
+	}
+	return session.Info{ID: "of the server", Dir: dir}, nil
 }
 
 // auditSession is the session named by args, else the newest of the

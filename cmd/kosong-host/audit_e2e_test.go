@@ -33,9 +33,11 @@ turns:
 		t.Errorf("audit:\n%s", r.stdout)
 	}
 	r = runHostEnv(t, dir, []string{state}, "", "audit", "--json")
-	var calls []struct{ CallID, Tool, Status, ArgsSHA256 string }
+	var calls []struct{ CallID, Tool, Status, ArgsSHA256, Plugin, Pin string }
 	if err := json.Unmarshal([]byte(r.stdout), &calls); err != nil || len(calls) != 2 || strings.Contains(r.stdout, "secret-argument-text") {
 		t.Errorf("audit --json (%v):\n%s", err, r.stdout)
+	} else if calls[0].Plugin != "echo" || !strings.HasPrefix(calls[0].Pin, "builtin ") {
+		t.Errorf("the Echo call's plugin and pin: %q %q", calls[0].Plugin, calls[0].Pin)
 	}
 	r = runHostEnv(t, dir, []string{state}, "", "audit", "no-such-session")
 	if r.code != 2 || !strings.Contains(r.stderr, `no session "no-such-session"`) {

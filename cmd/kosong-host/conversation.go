@@ -28,6 +28,7 @@ func (g *globals) conversationConfig(f *runFlags, workDir string) (conversation.
 			StreamIdleTimeout: f.streamIdle, IgnoreDotEnv: !g.dotenvTrusted},
 		MaxContextSize:  f.contextSize,
 		MaxStepsPerTurn: f.maxSteps,
+		Limits:          f.limits,
 		ConfigPath:      f.config,
 		WorkDir:         workDir,
 		ProjectFolder:   g.agentFolder,

@@ -23,11 +23,16 @@ import (
 type refusals struct {
 	loop.Observer
 	n atomic.Int64
+	// atLimit: a turn stopped at a limit of the run (--max-turns...).
+	atLimit atomic.Bool
 }
 
 func (r *refusals) Observe(e loop.Event) {
 	if f, ok := e.(loop.ToolCallFinished); ok && f.Result.Kind == toolset.Rejected {
 		r.n.Add(1)
+	}
+	if _, ok := e.(loop.LimitReached); ok {
+		r.atLimit.Store(true)
 	}
 	r.Observer.Observe(e)
 }
@@ -44,8 +49,10 @@ func oneShot(ctx context.Context, conv *conversation.Conversation, input string,
 	text, answered := finalText(history[min(start, len(history)):])
 	n := refused.count()
 	if jp, ok := fe.printer.(*repl.JSONPrinter); ok && streamJSON {
-		ev := streamjson.ResultEvent{Text: text, StopReason: string(res.Reason), Usage: res.Usage, SessionID: conv.ID(),
-			Steps: res.Steps, Refused: n, ExitCode: turnCode(res, err, n)}
+		spent := conv.Spent()
+		ev := streamjson.ResultEvent{Subtype: streamjson.Subtype(string(res.Reason), err), Text: text, StopReason: string(res.Reason),
+			Usage: res.Usage, SessionID: conv.ID(), Steps: res.Steps, Refused: n, ExitCode: turnCode(res, err, n),
+			CostUSD: streamjson.Cost(res.CostUSD, res.Priced), TotalCostUSD: streamjson.Cost(spent.CostUSD, res.Priced), NumTurns: spent.Turns}
 		if err != nil {
 			ev.Error = err.Error()
 		}

@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/repl"
 	"github.com/kosong-host/kosong-host/host/session"
@@ -33,6 +35,9 @@ const (
 	exitRefused = 3
 	// exitInterrupted: the turn was cancelled (Ctrl-C, SIGTERM).
 	exitInterrupted = 130
+	// exitLimit: the run stopped at --max-turns, --max-tokens or
+	// --max-budget-usd.
+	exitLimit = 4
 )
 
 type runFlags struct {
@@ -57,6 +62,8 @@ type runFlags struct {
 	watchAgent    bool
 	// noStdin: --no-stdin, stdin is never read as the prompt or context.
 	noStdin bool
+	// limits: --max-turns, --max-tokens, --max-budget-usd.
+	limits loop.Limits
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -82,7 +89,8 @@ prompt is added to it as context (git diff | kosong-host run "review this").
 In text mode stdout carries only the final answer; tool lines, usage and
 warnings go to stderr. With --output-format stream-json the last event is
 "result". Exit codes: 0 done, 1 the turn failed (or the repeat guard
-stopped it), 2 usage or configuration error, 3 done but a tool call was refused (its approval was rejected), 75
+stopped it), 2 usage or configuration error, 3 done but a tool call was refused (its approval was rejected), 4
+stopped at --max-turns, --max-tokens or --max-budget-usd (finished tool results are kept), 75
 the provider kept failing after retries, 130 interrupted
 (the session is saved first: --resume continues it). Nobody can answer
 approval requests then: they are rejected, telling the model that --yolo
@@ -112,6 +120,7 @@ allows them, unless --yolo is given.`,
 	addWireFlag(fl, f)
 	fl.Int64Var(&f.contextSize, "max-context-size", 0, "the model's context window in tokens, to compact the history as it nears it (default: the model alias's max_context_size; unknown: never)")
 	fl.IntVar(&f.maxSteps, "max-steps-per-turn", loop.DefaultMaxStepsPerTurn, "steps a turn may take before it is stopped")
+	addLimitFlags(fl, &f.limits)
 	fl.DurationVar(&f.streamIdle, "stream-idle-timeout", 0, "fail a model response (and retry it) when its stream sends nothing for this long (default: the configuration's stream_idle_timeout, else 5m)")
 	fl.BoolVar(&f.yolo, "yolo", false, "approve every action without asking")
 	fl.BoolVar(&f.plan, "plan", false, "start in plan mode: the model explores with read-only tools and presents a plan for approval before changing anything (/plan toggles it)")
@@ -245,6 +254,8 @@ func turnExit(res loop.TurnResult, err error, refused int, streamJSON bool) erro
 func turnCode(res loop.TurnResult, err error, refused int) int {
 	code := 0
 	switch {
+	case err == nil && res.Reason.AtLimit():
+		code = exitLimit
 	case err == nil && (res.Reason == loop.StopRejected || refused > 0):
 		code = exitRefused
 	case err == nil && res.Reason == loop.StopToolCallRepeat:
@@ -284,6 +295,9 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	}
 	if f.maxSteps < 1 {
 		return exitCode(2, fmt.Errorf("invalid --max-steps-per-turn %d: it must be at least 1", f.maxSteps))
+	}
+	if err := conversation.CheckLimits(f.limits); err != nil {
+		return exitCode(2, err)
 	}
 	workDir, err := os.Getwd()
 	if err != nil {
@@ -362,6 +376,9 @@ func runAgent(cmd *cobra.Command, g *globals, f *runFlags, args []string) error 
 	printResumeHint(stderr, conv.ID())
 	if err != nil && !errors.Is(err, context.Canceled) {
 		return exitCode(1, err)
+	}
+	if refused.atLimit.Load() {
+		return exitCode(exitLimit, nil)
 	}
 	return nil
 }
@@ -445,4 +462,12 @@ func lineReader(stdin io.Reader, tty bool, complete func(string) []string) (repl
 		Complete:    complete,
 		ShowLast:    "/last",
 	})
+}
+
+// addLimitFlags adds the run's limits: --max-turns, --max-tokens,
+// --max-budget-usd (docs/observability.md).
+func addLimitFlags(fl *pflag.FlagSet, l *loop.Limits) {
+	fl.IntVar(&l.MaxTurns, "max-turns", 0, "stop the run after this many model responses (turns, as Claude Code counts them), keeping the finished tool results; exit 4 (0: no limit)")
+	fl.Int64Var(&l.MaxTokens, "max-tokens", 0, "stop the run once it used this many tokens (input plus output, as the provider reports them); exit 4 (0: no limit)")
+	fl.Float64Var(&l.MaxBudgetUSD, "max-budget-usd", 0, "stop the run once it cost this many US dollars at the model's prices (the configuration's prices); exit 4 (0: no limit)")
 }

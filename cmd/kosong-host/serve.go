@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/audit"
 	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/pluginpool"
@@ -112,6 +113,17 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	pool := pluginpool.New()
 	defer pool.Close()
 	base.Plugins = pool
+	// The server's audit log: every session's records, beside each
+	// session's own (docs/observability.md).
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return exitCode(2, err)
+	}
+	serverAudit, err := audit.Open(dir, audit.Options{})
+	if err != nil {
+		return exitCode(2, err)
+	}
+	defer serverAudit.Close()
+	base.AuditAlso = serverAudit
 	explicit := ""
 	if fl := cmd.Flag("agent"); fl != nil && fl.Changed {
 		explicit = g.agentPath

@@ -47,8 +47,12 @@ func newSessionsCmd() *cobra.Command {
 			if asJSON {
 				rows := make([]sessionRow, 0, len(list))
 				for _, s := range list {
-					rows = append(rows, sessionRow{ID: s.ID, Updated: s.Updated, WorkDir: s.WorkDir, Agent: s.Agent,
-						AgentFile: s.AgentFile, FirstPrompt: s.FirstPrompt})
+					row := sessionRow{ID: s.ID, Updated: s.Updated, WorkDir: s.WorkDir, Agent: s.Agent,
+						AgentFile: s.AgentFile, FirstPrompt: s.FirstPrompt}
+					if s.HasTotals {
+						row.Totals = &s.Totals
+					}
+					rows = append(rows, row)
 				}
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
@@ -63,10 +67,11 @@ func newSessionsCmd() *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tUPDATED\tWORK DIR\tAGENT\tFIRST PROMPT")
+			fmt.Fprintln(tw, "ID\tUPDATED\tWORK DIR\tAGENT\tTURNS\tTOKENS\tCOST\tFIRST PROMPT")
 			for _, s := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.ID, s.Updated.Local().Format("2006-01-02 15:04"), orDash(s.WorkDir),
-					orDash(s.Agent), orDash(clip(s.FirstPrompt, 60)))
+				turns, tokens, cost := totalsColumns(s)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Updated.Local().Format("2006-01-02 15:04"), orDash(s.WorkDir),
+					orDash(s.Agent), turns, tokens, cost, orDash(clip(s.FirstPrompt, 60)))
 			}
 			return tw.Flush()
 		},
@@ -84,6 +89,21 @@ type sessionRow struct {
 	Agent       string    `json:"agent"`
 	AgentFile   string    `json:"agent_file,omitempty"`
 	FirstPrompt string    `json:"first_prompt"`
+	// Totals sum the session's turns (absent for a session without them).
+	Totals *session.Totals `json:"totals,omitempty"`
+}
+
+// totalsColumns are the TURNS, TOKENS and COST of a session: "-" where
+// unknown (a session from before totals were kept; a cost without prices).
+func totalsColumns(s session.Info) (turns, tokens, cost string) {
+	if !s.HasTotals {
+		return "-", "-", "-"
+	}
+	turns, tokens, cost = strconv.Itoa(s.Totals.Turns), strconv.FormatInt(s.Totals.Total(), 10), "-"
+	if s.Totals.Priced {
+		cost = fmt.Sprintf("$%.4f", s.Totals.CostUSD)
+	}
+	return turns, tokens, cost
 }
 
 func orDash(s string) string {

@@ -49,6 +49,12 @@ type Record struct {
 	Tool     string `json:"tool,omitempty"`
 	// Source is where the tool comes from ("plugin shell", "mcp test").
 	Source string `json:"source,omitempty"`
+	// Plugin is the plugin that runs the tool and Pin which binary it is:
+	// "sha256:HEX" (the lock file's or agent file's pin, else the file's
+	// own hash, "unpinned sha256:HEX"), or "builtin VERSION" for a
+	// built-in plugin (the host binary's version).
+	Plugin string `json:"plugin,omitempty"`
+	Pin    string `json:"pin,omitempty"`
 	// ArgsSHA256 is the hash of the arguments as the model sent them;
 	// Args are they, only with the opt-in.
 	ArgsSHA256 string          `json:"args_sha256,omitempty"`
@@ -59,9 +65,17 @@ type Record struct {
 	Rule     string `json:"rule,omitempty"`
 	Approver string `json:"approver,omitempty"`
 	Action   string `json:"action,omitempty"`
-	// The result: ok, error, rejected or cancelled.
+	// The result: ok, error, rejected, cancelled or crashed (the plugin
+	// process stopped during the call; Error says how).
 	Status     string  `json:"status,omitempty"`
 	DurationMS float64 `json:"duration_ms,omitempty"`
+	Error      string  `json:"error,omitempty"`
+}
+
+// Pinned is a tool that says which plugin binary runs it (host/plugin's
+// tools do).
+type Pinned interface {
+	PluginPin() (plugin, pin string)
 }
 
 // Log appends to a session's audit log.
@@ -69,6 +83,10 @@ type Log struct {
 	session, agent string
 	args           bool
 	find           func(name string) (toolset.Tool, bool)
+
+	// also gets a copy of every record (a server's log of all its
+	// sessions); nil: none.
+	also *Log
 
 	mu  sync.Mutex
 	f   *os.File
@@ -82,6 +100,9 @@ type Options struct {
 	Args bool
 	// Find names a tool's source; nil: none is recorded.
 	Find func(name string) (toolset.Tool, bool)
+	// Also gets a copy of every record, the session's id in it (the
+	// server's log of all its sessions); nil: none.
+	Also *Log
 }
 
 // Open opens (creating it) the audit log of the session in dir, for
@@ -91,7 +112,26 @@ func Open(dir string, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
-	return &Log{session: opts.Session, agent: opts.Agent, args: opts.Args, find: opts.Find, f: f}, nil
+	return &Log{session: opts.Session, agent: opts.Agent, args: opts.Args, find: opts.Find, f: f, also: opts.Also}, nil
+}
+
+// Switch moves the log to the session id whose folder is dir (a new
+// session of the same conversation, /clear): later records go to its
+// audit log.
+func (l *Log) Switch(dir, session string) error {
+	f, err := os.OpenFile(filepath.Join(dir, FileName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		f.Close()
+		return nil
+	}
+	old := l.f
+	l.f, l.session = f, session
+	return old.Close()
 }
 
 // Close closes the file.
@@ -116,19 +156,30 @@ func (l *Log) Err() error {
 // write appends r as one line, in one write (O_APPEND keeps lines whole).
 func (l *Log) write(r Record) {
 	r.Time = time.Now().UTC()
+	l.mu.Lock()
 	if r.Session == "" {
 		r.Session = l.session
 	}
 	b, err := json.Marshal(r)
-	if err != nil {
-		return
+	if err == nil && l.f != nil {
+		if _, err := l.f.Write(append(b, '\n')); err != nil && l.err == nil {
+			l.err = err
+		}
 	}
+	l.mu.Unlock()
+	if err == nil && l.also != nil {
+		l.also.writeLine(append(b, '\n'))
+	}
+}
+
+// writeLine appends a record already encoded.
+func (l *Log) writeLine(b []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
 		return
 	}
-	if _, err := l.f.Write(append(b, '\n')); err != nil && l.err == nil {
+	if _, err := l.f.Write(b); err != nil && l.err == nil {
 		l.err = err
 	}
 }
@@ -150,6 +201,9 @@ func (l *Log) observe(e loop.Event, subagent string) {
 		if l.find != nil {
 			if t, ok := l.find(e.Call.Name); ok {
 				r.Source = t.Spec().Source
+				if p, ok := t.(Pinned); ok {
+					r.Plugin, r.Pin = p.PluginPin()
+				}
 			}
 		}
 		if l.args {
@@ -190,6 +244,8 @@ func (l *Log) observe(e loop.Event, subagent string) {
 	case loop.ToolCallFinished:
 		status := "ok"
 		switch {
+		case e.Result.Crashed:
+			status = "crashed"
 		case e.Cancelled:
 			status = "cancelled"
 		case e.Result.Kind == toolset.Rejected:
@@ -199,6 +255,9 @@ func (l *Log) observe(e loop.Event, subagent string) {
 		}
 		r := Record{Type: "result", Subagent: subagent, CallID: e.Call.ID, Tool: e.Call.Name, Status: status,
 			DurationMS: float64(e.Duration.Microseconds()) / 1000}
+		if e.Result.Crashed {
+			r.Error = e.Result.Message
+		}
 		if e.Result.Brief == "Hook blocked" {
 			f := false
 			r.Approved, r.How = &f, "hook"
@@ -209,10 +268,14 @@ func (l *Log) observe(e loop.Event, subagent string) {
 
 // Call is one tool call as the log tells it.
 type Call struct {
-	Start      time.Time
+	Start time.Time
+	// Session is the call's session (a server's log holds several).
+	Session    string
 	CallID     string
 	Tool       string
 	Source     string
+	Plugin     string
+	Pin        string
 	Subagent   string
 	ArgsSHA256 string
 	Args       json.RawMessage
@@ -222,6 +285,8 @@ type Call struct {
 	// stopped while the call ran).
 	Status   string
 	Duration time.Duration
+	// Error says how a crashed call ended.
+	Error string
 }
 
 // Read reads a session's audit log (the file in dir) into its calls, in
@@ -249,20 +314,20 @@ func parse(rd io.Reader) ([]Call, error) {
 		if json.Unmarshal(sc.Bytes(), &r) != nil || r.CallID == "" {
 			continue
 		}
-		key := r.Subagent + "\x00" + r.CallID
+		key := r.Session + "\x00" + r.Subagent + "\x00" + r.CallID
 		c := byID[key]
 		if r.Type == "call" || c == nil {
-			c = &Call{Start: r.Time, CallID: r.CallID, Tool: r.Tool, Subagent: r.Subagent}
+			c = &Call{Start: r.Time, Session: r.Session, CallID: r.CallID, Tool: r.Tool, Subagent: r.Subagent}
 			byID[key] = c
 			calls = append(calls, c)
 		}
 		switch r.Type {
 		case "call":
-			c.Source, c.ArgsSHA256, c.Args = r.Source, r.ArgsSHA256, r.Args
+			c.Source, c.ArgsSHA256, c.Args, c.Plugin, c.Pin = r.Source, r.ArgsSHA256, r.Args, r.Plugin, r.Pin
 		case "decision":
 			c.Decisions = append(c.Decisions, r)
 		case "result":
-			c.Status = r.Status
+			c.Status, c.Error = r.Status, r.Error
 			c.Duration = time.Duration(r.DurationMS * float64(time.Millisecond))
 			if r.How != "" {
 				c.Decisions = append(c.Decisions, r)

@@ -99,3 +99,42 @@ func TestOpenAndReadErrors(t *testing.T) {
 		t.Errorf("Read of a folder: %v", err)
 	}
 }
+
+// pinnedTool is a plugin's tool that says its pin.
+type pinnedTool struct{ toolset.Tool }
+
+func (pinnedTool) Spec() toolset.Spec              { return toolset.Spec{Name: "Shell", Source: "builtin shell"} }
+func (pinnedTool) PluginPin() (plugin, pin string) { return "shell", "builtin v1.2.3" }
+
+// TestPinsCrashesAndSessions: a call record carries its plugin and pin; a
+// call whose plugin stopped is completed with status crashed and how; the
+// same call id in two sessions of one log (a server's) are two calls.
+func TestPinsCrashesAndSessions(t *testing.T) {
+	dir := t.TempDir()
+	server, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	find := func(string) (toolset.Tool, bool) { return pinnedTool{}, true }
+	for _, sess := range []string{"s1", "s2"} {
+		l, err := Open(t.TempDir(), Options{Session: sess, Find: find, Also: server})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Observe(loop.ToolCallStarted{Call: call("c", "Shell", `{}`)})
+		l.Observe(loop.ToolCallFinished{Call: call("c", "Shell", ""), Result: toolset.Result{Kind: toolset.Failed, Runtime: true,
+			Crashed: true, Message: "plugin shell stopped during the call: panic: boom"}})
+		l.Close()
+	}
+	server.Close()
+	calls, err := Read(dir)
+	if err != nil || len(calls) != 2 {
+		t.Fatalf("calls %+v %v", calls, err)
+	}
+	for i, c := range calls {
+		if c.Session != []string{"s1", "s2"}[i] || c.Plugin != "shell" || c.Pin != "builtin v1.2.3" || c.Status != "crashed" ||
+			!strings.Contains(c.Error, "panic: boom") {
+			t.Errorf("call %d: %+v", i, c)
+		}
+	}
+}

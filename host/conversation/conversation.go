@@ -211,6 +211,9 @@ func (c *Conversation) TurnContent(ctx context.Context, content []providers.Cont
 	if serr := c.save(l); serr != nil && err == nil {
 		err = serr
 	}
+	if terr := addTotals(c.Session(), res); terr != nil && err == nil {
+		err = fmt.Errorf("%w: %w", ErrNotSaved, terr)
+	}
 	endSpan(res.Usage, err)
 	return res, err
 }

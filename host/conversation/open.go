@@ -26,6 +26,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/telemetry"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/config"
 	"github.com/kosong-host/kosong-host/providers/registry"
 )
 
@@ -46,6 +47,11 @@ type Config struct {
 	MaxContextSize int64
 	// MaxStepsPerTurn bounds a turn (0: loop.DefaultMaxStepsPerTurn).
 	MaxStepsPerTurn int
+	// Limits bound the run: model turns, tokens and dollars (budget.go).
+	Limits loop.Limits
+	// AuditAlso gets a copy of every audit record of the session (a
+	// server's log of all its sessions); nil: none.
+	AuditAlso *audit.Log
 	// Approval is the approval mode; Yolo switches yolo on at the start of
 	// a ModeAsk flow (the front end may switch it off again).
 	Approval approval.Mode
@@ -142,6 +148,12 @@ type assembly struct {
 
 	// checkpoints keep the files the turn's file tools edit (Rewind).
 	checkpoints session.Checkpoints
+	// budget counts the run's spending against Config.Limits; prices are
+	// the model's (nil: unpriced).
+	budget *loop.Budget
+	prices *config.Prices
+	// aud is the session's audit log; /clear moves it to the new session.
+	aud *audit.Log
 
 	startOnce sync.Once
 	end       func()
@@ -217,6 +229,9 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := needPrices(cfg.Limits, sel); err != nil {
+		return nil, err
+	}
 	contextSize := int64(sel.MaxContextSize)
 	if cfg.MaxContextSize > 0 {
 		contextSize = cfg.MaxContextSize
@@ -232,7 +247,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	events := &Relay{}
 	events.Set(cfg.Observer)
 	var tools *toolset.Toolset // the agent's, once loaded
-	aud, err := audit.Open(sess.Dir, audit.Options{Session: sess.ID, Agent: s.Name, Args: auditArgs(cfg),
+	aud, err := audit.Open(sess.Dir, audit.Options{Session: sess.ID, Agent: s.Name, Args: auditArgs(cfg), Also: cfg.AuditAlso,
 		Find: func(name string) (toolset.Tool, bool) {
 			if tools == nil {
 				return nil, false
@@ -274,7 +289,7 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 	tools = a.Toolset
 	asm := &assembly{cfg: cfg, spec: s, agent: a, system: system, guard: guard, opts: opts, events: events,
 		provider: sel.Provider, contextSize: contextSize, notes: sel.Notes(), source: "startup",
-		images: takesImages(sel.Capabilities, sel.CapabilitiesDeclared), policy: pol}
+		images: takesImages(sel.Capabilities, sel.CapabilitiesDeclared), budget: loop.NewBudget(cfg.Limits), prices: sel.Prices, aud: aud, policy: pol}
 	if cfg.Resume != "" {
 		asm.source = "resume"
 	}
@@ -327,8 +342,11 @@ func Open(ctx context.Context, cfg Config) (*Conversation, error) {
 
 // newLoop is the run loop of the conversation with provider p.
 func (asm *assembly) newLoop(p providers.ChatProvider, history []providers.Message, size int64) (*loop.Loop, error) {
-	return loop.New(asm.guard.loopConfig(loop.Config{Provider: telemetry.Provider(p), Toolset: telemetry.Toolset(asm.agent.Toolset, asm.agent.Toolset.Find), System: asm.system,
-		History: history, MaxStepsPerTurn: asm.cfg.MaxStepsPerTurn, Observer: asm.events, MaxContextSize: size}, asm.agent))
+	asm.mu.Lock()
+	prices := asm.prices
+	asm.mu.Unlock()
+	return loop.New(asm.budgetOf(asm.guard.loopConfig(loop.Config{Provider: telemetry.Provider(p), Toolset: telemetry.Toolset(asm.agent.Toolset, asm.agent.Toolset.Find), System: asm.system,
+		History: history, MaxStepsPerTurn: asm.cfg.MaxStepsPerTurn, Observer: asm.events, MaxContextSize: size}, asm.agent), prices))
 }
 
 // openSession starts a new session of the work dir, or reopens one: Resume
@@ -495,6 +513,9 @@ func (asm *assembly) clear() (*session.Session, *loop.Loop, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := asm.aud.Switch(sess.Dir, sess.ID); err != nil {
+		return nil, nil, err
+	}
 	asm.mu.Lock()
 	p, size := asm.provider, asm.contextSize
 	asm.mu.Unlock()
@@ -514,13 +535,23 @@ func (asm *assembly) setModel(alias string, history []providers.Message) (*loop.
 	if err != nil {
 		return nil, err
 	}
+	if err := needPrices(cfg.Limits, sel); err != nil {
+		return nil, err
+	}
 	size := int64(sel.MaxContextSize)
 	notes := sel.Notes()
 	if cfg.MaxContextSize > 0 {
 		size = cfg.MaxContextSize
 	}
+	asm.mu.Lock()
+	old := asm.prices
+	asm.prices = sel.Prices
+	asm.mu.Unlock()
 	l, err := asm.newLoop(sel.Provider, history, size)
 	if err != nil {
+		asm.mu.Lock()
+		asm.prices = old
+		asm.mu.Unlock()
 		return nil, err
 	}
 	asm.mu.Lock()
@@ -575,10 +606,10 @@ func (asm *assembly) openSubagent(ctx context.Context, name, path string, obs lo
 	a.Toolset.SetGuard(checkpointGuard{Guard: asm.guard.gate, cp: &asm.checkpoints, workDir: asm.cfg.WorkDir})
 	a.Toolset.SetPlanMode(asm.agent.Toolset.PlanMode()) // a subagent plans as its parent does
 	asm.mu.Lock()
-	p, size := asm.provider, asm.contextSize
+	p, size, prices := asm.provider, asm.contextSize, asm.prices
 	asm.mu.Unlock()
 	l, err := loop.New(loop.Config{Provider: telemetry.Provider(p), Toolset: telemetry.Toolset(a.Toolset, a.Toolset.Find), System: system,
-		MaxStepsPerTurn: asm.cfg.MaxStepsPerTurn, MaxContextSize: size, Observer: obs})
+		MaxStepsPerTurn: asm.cfg.MaxStepsPerTurn, MaxContextSize: size, Observer: obs, Budget: asm.budget.Subagent(), Prices: prices})
 	if err != nil {
 		a.Close()
 		return nil, err

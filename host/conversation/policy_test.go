@@ -17,8 +17,8 @@ func TestPolicyChecks(t *testing.T) {
 	const sourceAgent = "version: 1\nagent:\n  name: p\n  system_prompt_path: ./s.md\n  tools:\n    - {plugin: echo, source: \"oci://example.com/team/echo:1.0.0\", tools: [Echo]}\n"
 	for _, tc := range []struct {
 		name, policy, agent string
-		yolo, elsewhere    bool // asks for yolo; the agent file is outside the project
-		want               string
+		yolo, elsewhere     bool // asks for yolo; the agent file is outside the project
+		want                string
 	}{
 		{"no rule", "forced: {yolo: allowed}\n", plugAgent, true, false, ""},
 		{"yolo", "forced: {yolo: forbidden}\n", bareAgent, true, false, "yolo (approving every action without asking) is refused by the admin policy POLICY (rule forced.yolo: forbidden)"},

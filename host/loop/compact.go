@@ -117,6 +117,7 @@ func (l *Loop) compactWith(ctx context.Context, tokens int64, usage *providers.U
 		case providers.EventUsage:
 			if ev.Usage != nil {
 				addUsage(usage, *ev.Usage)
+				l.charge(*ev.Usage)
 			}
 		}
 	}

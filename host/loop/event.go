@@ -74,8 +74,12 @@ type ToolCallFinished struct {
 // is the size of the context after it (its input and output tokens);
 // MaxContextTokens the model's context window (0: unknown).
 type UsageReported struct {
-	Step             int
-	Usage            providers.Usage
+	Step  int
+	Usage providers.Usage
+	// CostUSD is its cost at the model's prices; Priced says there are
+	// prices.
+	CostUSD          float64
+	Priced           bool
 	ContextTokens    int64
 	MaxContextTokens int64
 }
@@ -153,8 +157,12 @@ type TurnFailed struct {
 // TurnEnded closes every turn. Err is the error that ended it, if any;
 // ModelStop is why the model stopped its last response ("" if unknown).
 type TurnEnded struct {
-	Steps     int
-	Usage     providers.Usage
+	Steps int
+	Usage providers.Usage
+	// CostUSD is the turn's cost at the model's prices; Priced says
+	// there are prices.
+	CostUSD   float64
+	Priced    bool
 	Reason    StopReason
 	ModelStop providers.StopReason
 	Err       error

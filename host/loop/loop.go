@@ -24,6 +24,7 @@ import (
 
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
+	"github.com/kosong-host/kosong-host/providers/config"
 )
 
 // Toolset runs tool calls. Handle must return at once; the call runs until
@@ -66,6 +67,12 @@ type Config struct {
 	// changed toolset takes effect there, so the model sees it at its
 	// next step. nil does nothing.
 	BeforeStep func(ctx context.Context)
+	// Prices are the model's prices: each response's cost is reported
+	// (UsageReported, TurnEnded) and counted by Budget. nil: unpriced.
+	Prices *config.Prices
+	// Budget counts what the run spends and stops a turn at its limits
+	// (budget.go); nil never stops.
+	Budget *Budget
 }
 
 // Hooks are the user's hooks the loop runs (host/hooks implements them).
@@ -113,8 +120,12 @@ type TurnResult struct {
 	Steps int
 	// Usage sums the usage of every model response of the turn, failed
 	// attempts included.
-	Usage  providers.Usage
-	Reason StopReason
+	Usage providers.Usage
+	// CostUSD is the cost of Usage at Config.Prices; Priced says there
+	// are prices.
+	CostUSD float64
+	Priced  bool
+	Reason  StopReason
 	// ModelStop is why the model stopped its last response, as the
 	// provider reported it ("" when it did not).
 	ModelStop providers.StopReason
@@ -159,6 +170,8 @@ type Loop struct {
 	steer   steering
 	// tokens is the context size the last response reported (turn goroutine only).
 	tokens int64
+	// turnCost is the cost of the running turn so far (turn goroutine only).
+	turnCost float64
 }
 
 // New returns a Loop.
@@ -239,7 +252,9 @@ func (l *Loop) TurnContent(ctx context.Context, content []providers.ContentPart)
 	}
 	l.appendHistory(providers.Message{Role: providers.RoleUser, Content: content})
 	l.openSteering()
+	l.turnCost = 0
 	res, err := l.turn(ctx)
+	res.CostUSD, res.Priced = l.turnCost, l.cfg.Prices != nil
 	res.Unsteered = l.closeSteering()
 	switch {
 	case err == nil:
@@ -251,7 +266,8 @@ func (l *Loop) TurnContent(ctx context.Context, content []providers.ContentPart)
 		res.Reason = StopError
 		l.emit(TurnFailed{Err: err})
 	}
-	l.emit(TurnEnded{Steps: res.Steps, Usage: res.Usage, Reason: res.Reason, ModelStop: res.ModelStop, Err: err})
+	l.emit(TurnEnded{Steps: res.Steps, Usage: res.Usage, CostUSD: res.CostUSD, Priced: res.Priced, Reason: res.Reason,
+		ModelStop: res.ModelStop, Err: err})
 	return res, err
 }
 
@@ -260,6 +276,10 @@ func (l *Loop) turn(ctx context.Context) (TurnResult, error) {
 	repeats := map[string]int{}
 	stopHookActive := false
 	for step := 1; ; step++ {
+		if reason, stop := l.atLimit(); stop {
+			res.Reason = reason
+			return res, nil
+		}
 		if step > l.cfg.MaxStepsPerTurn {
 			return res, &MaxStepsError{N: l.cfg.MaxStepsPerTurn}
 		}
@@ -286,6 +306,7 @@ func (l *Loop) turn(ctx context.Context) (TurnResult, error) {
 			return res, err
 		}
 		l.appendHistory(out.messages()...)
+		l.cfg.Budget.countTurn()
 		if out.contextTokens > 0 {
 			l.tokens = out.contextTokens
 		}

@@ -248,8 +248,10 @@ func (s *stepState) event(ev providers.Event, text, reasoning *strings.Builder, 
 	case providers.EventUsage:
 		if u := ev.Usage; u != nil {
 			addUsage(usage, *u)
+			cost := l.charge(*u)
 			s.out.contextTokens = u.InputTokens + u.OutputTokens
-			l.emit(UsageReported{Step: n, Usage: *u, ContextTokens: s.out.contextTokens, MaxContextTokens: l.cfg.MaxContextSize})
+			l.emit(UsageReported{Step: n, Usage: *u, CostUSD: cost, Priced: l.cfg.Prices != nil, ContextTokens: s.out.contextTokens,
+				MaxContextTokens: l.cfg.MaxContextSize})
 		}
 	case providers.EventStop:
 		s.out.stopReason = ev.Stop

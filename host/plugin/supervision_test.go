@@ -18,7 +18,7 @@ func TestCrashRestartAndDown(t *testing.T) {
 	ts, _ := load(t, spec(echo), spec(cc, "Crash", "Sleep"))
 
 	r := call(t, ts, "Crash", `{}`)
-	if !r.Runtime || !strings.Contains(r.Message, "plugin capcheck stopped during the call: panic: the disk is on fire") {
+	if !r.Runtime || !r.Crashed || !strings.Contains(r.Message, "plugin capcheck stopped during the call: panic: the disk is on fire") {
 		t.Fatalf("crash result: %+v", r)
 	}
 	if r := call(t, ts, "Echo", `{"text":"unaffected"}`); r.OutputText() != "unaffected" {

@@ -61,10 +61,13 @@ func (t *tool) Call(ctx context.Context, id string, args json.RawMessage) toolse
 		return toolset.RuntimeError(err)
 	}
 	if err != nil {
-		if ctx.Err() == nil && (status.Code(err) == codes.Unavailable || cur.Exited()) {
+		crashed := ctx.Err() == nil && (status.Code(err) == codes.Unavailable || cur.Exited())
+		if crashed {
 			sup.Broken(cur)
 		}
-		return toolset.RuntimeError(callError(ctx, cur, err))
+		out := toolset.RuntimeError(callError(ctx, cur, err))
+		out.Crashed = crashed
+		return out
 	}
 	return toolResult(boundResult(res, t.plugin.name, id, t.plugin.stateDir))
 }

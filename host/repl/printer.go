@@ -298,6 +298,11 @@ func (p *TextPrinter) Observe(e loop.Event) {
 				p.line(p.style(ansiDim, line))
 			}
 		}
+	case loop.LimitReached:
+		p.stopSpinner()
+		p.flushMarkdown()
+		p.newline()
+		p.toErr(e.Text + "\n")
 	case loop.TurnFailed:
 		p.stopSpinner()
 		p.flushMarkdown()
@@ -364,8 +369,19 @@ func (p *TextPrinter) status(e loop.TurnEnded) string {
 	}
 	if e.Usage.Total() > 0 {
 		s += fmt.Sprintf(" · turn: %s in, %s out", thousands(e.Usage.InputTokens), thousands(e.Usage.OutputTokens))
+		if e.Priced {
+			s += " · " + dollars(e.CostUSD)
+		}
 	}
 	return s
+}
+
+// dollars is a cost in US dollars: $0.0123, $1.23.
+func dollars(usd float64) string {
+	if usd < 1 {
+		return fmt.Sprintf("$%.4f", usd)
+	}
+	return fmt.Sprintf("$%.2f", usd)
 }
 
 // finished prints a call's outcome: mark, name, summary, brief, its own

@@ -76,6 +76,10 @@ type Info struct {
 	// saved: the host's notes in user messages (a compaction's summary, an
 	// interruption) and the files attached to a prompt are not shown.
 	FirstPrompt string
+	// Totals sum the session's turns; HasTotals is false for a session
+	// without them (from before they were kept, or with no turn yet).
+	Totals    Totals
+	HasTotals bool
 }
 
 // List returns the sessions, newest (last updated) first. workDir, if not
@@ -107,6 +111,7 @@ func List(opts Options, workDir string) ([]Info, error) {
 			continue
 		}
 		info := Info{ID: e.Name(), Dir: dir, Meta: meta, Updated: meta.Created}
+		info.Totals, info.HasTotals, _ = ReadTotals(dir)
 		if st, err := os.Stat(filepath.Join(dir, HistoryFile)); err == nil {
 			info.Updated = st.ModTime()
 			info.FirstPrompt = firstPrompt(filepath.Join(dir, HistoryFile))

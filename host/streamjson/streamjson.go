@@ -108,6 +108,19 @@ type (
 		Type string `json:"type"` // "usage"
 		Step int    `json:"step"`
 		providers.Usage
+		// CostUSD is the response's cost at the model's prices (absent
+		// when the configuration gives none).
+		CostUSD *float64 `json:"cost_usd,omitempty"`
+	}
+	// LimitEvent: the run reached a limit (--max-turns, --max-tokens,
+	// --max-budget-usd) and the turn stopped before its next step.
+	LimitEvent struct {
+		Type    string          `json:"type"`   // "limit"
+		Reason  string          `json:"reason"` // max_turns, max_tokens or max_budget_usd
+		Message string          `json:"message"`
+		Turns   int             `json:"turns"`
+		Usage   providers.Usage `json:"usage"`
+		CostUSD float64         `json:"cost_usd"`
 	}
 	// RetryEvent: the step is retried; KeptCalls are the calls of the
 	// failed attempt that ran, kept in the history with their results.
@@ -150,6 +163,8 @@ type (
 		Steps  int             `json:"steps"`
 		Reason string          `json:"reason"`
 		Usage  providers.Usage `json:"usage"`
+		// CostUSD is the turn's cost (absent when unpriced).
+		CostUSD *float64 `json:"cost_usd,omitempty"`
 		// StopReason is the model's stop reason of the last response.
 		StopReason string `json:"stop_reason,omitempty"`
 		Error      string `json:"error,omitempty"`
@@ -159,7 +174,11 @@ type (
 	// session, whether any tool call was refused, and the exit code the
 	// run exits with.
 	ResultEvent struct {
-		Type       string          `json:"type"` // "result"
+		Type string `json:"type"` // "result"
+		// Subtype says how the run ended, as Claude Code's: success,
+		// error_max_turns, error_max_tokens, error_max_budget_usd or
+		// error_during_execution.
+		Subtype    string          `json:"subtype"`
 		Text       string          `json:"text"`
 		StopReason string          `json:"stop_reason"`
 		Usage      providers.Usage `json:"usage"`
@@ -168,6 +187,11 @@ type (
 		Refused    int             `json:"refused"`
 		ExitCode   int             `json:"exit_code"`
 		Error      string          `json:"error,omitempty"`
+		// CostUSD is the turn's cost, TotalCostUSD the run's (absent
+		// when unpriced); NumTurns counts the run's model responses.
+		CostUSD      *float64 `json:"cost_usd,omitempty"`
+		TotalCostUSD *float64 `json:"total_cost_usd,omitempty"`
+		NumTurns     int      `json:"num_turns"`
 	}
 )
 
@@ -204,7 +228,10 @@ func FromLoop(e loop.Event) any {
 			Description: e.Description, Approved: e.Approved, Feedback: e.Feedback, Answer: e.Answer, ForSession: e.ForSession,
 			WaitMS: e.Waited.Milliseconds()}
 	case loop.UsageReported:
-		return UsageEvent{Type: "usage", Step: e.Step, Usage: e.Usage}
+		return UsageEvent{Type: "usage", Step: e.Step, Usage: e.Usage, CostUSD: Cost(e.CostUSD, e.Priced)}
+	case loop.LimitReached:
+		return LimitEvent{Type: "limit", Reason: string(e.Reason), Message: e.Text, Turns: e.Spent.Turns, Usage: e.Spent.Usage,
+			CostUSD: e.Spent.CostUSD}
 	case loop.StepRetried:
 		return RetryEvent{Type: "retry", Step: e.Step, Attempt: e.Attempt, MaxAttempts: e.MaxAttempts,
 			DelayMS: e.Delay.Milliseconds(), Error: e.Err.Error(), KeptCalls: callRefs(e.Kept)}
@@ -219,13 +246,34 @@ func FromLoop(e loop.Event) any {
 	case loop.TurnFailed:
 		return ErrorEvent{Type: "error", Error: e.Err.Error(), Retryable: providers.IsRetryable(e.Err)}
 	case loop.TurnEnded:
-		ev := TurnEndEvent{Type: "turn_end", Steps: e.Steps, Reason: string(e.Reason), Usage: e.Usage, StopReason: string(e.ModelStop)}
+		ev := TurnEndEvent{Type: "turn_end", Steps: e.Steps, Reason: string(e.Reason), Usage: e.Usage, StopReason: string(e.ModelStop),
+			CostUSD: Cost(e.CostUSD, e.Priced)}
 		if e.Err != nil {
 			ev.Error = e.Err.Error()
 		}
 		return ev
 	}
 	return guardEvent(e)
+}
+
+// Cost is the cost field of an event: absent (nil) when unpriced.
+func Cost(usd float64, priced bool) *float64 {
+	if !priced {
+		return nil
+	}
+	return &usd
+}
+
+// Subtype is the result event's subtype of a turn that ended for reason
+// (loop.StopReason) with err.
+func Subtype(reason string, err error) string {
+	switch {
+	case loop.StopReason(reason).AtLimit():
+		return "error_" + reason
+	case err != nil:
+		return "error_during_execution"
+	}
+	return "success"
 }
 
 func callRefs(calls []providers.ToolCall) []CallRef {

@@ -221,6 +221,9 @@ func Toolset(ts Tools, find func(name string) (toolset.Tool, bool)) Tools {
 type tools struct {
 	inner Tools
 	find  func(string) (toolset.Tool, bool)
+	// attrs are the toolAttrs by tool name and source (a reload may
+	// change the source of a name).
+	attrs sync.Map // attrKey -> *toolAttrs
 }
 
 // calls are the running execute_tool spans by tool call id, for what
@@ -239,41 +242,80 @@ func (t *tools) Handle(ctx context.Context, call providers.ToolCall) *toolset.Pe
 	if s == nil {
 		return t.inner.Handle(ctx, call)
 	}
-	attrs := []attribute.KeyValue{attribute.String(attrOperation, "execute_tool"), attribute.String(attrToolName, call.Name),
-		attribute.String(attrToolCallID, call.ID), attribute.String(attrToolType, "function")}
-	if t.find != nil {
-		if tool, ok := t.find(call.Name); ok {
-			attrs = append(attrs, attribute.String(attrToolSource, tool.Spec().Source))
-		}
-	}
+	ta := t.attrsOf(call.Name)
+	attrs := make([]attribute.KeyValue, 0, len(ta.span)+2)
+	attrs = append(append(attrs, ta.span...), attribute.String(attrToolCallID, call.ID))
 	if s.contents {
 		attrs = append(attrs, attribute.String(attrToolArgs, call.Arguments))
 	}
-	ctx, span := s.tracer.Start(ctx, "execute_tool "+call.Name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
+	ctx, span := s.tracer.Start(ctx, ta.name, trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(attrs...))
 	calls.Store(call.ID, span)
 	start := time.Now()
-	p := t.inner.Handle(ctx, call)
-	go func() {
-		r := p.Result()
+	end := func(r toolset.Result) {
 		calls.CompareAndDelete(call.ID, span)
 		status := kindName(r)
-		span.SetAttributes(attribute.String(attrToolStatus, status))
-		mattrs := []attribute.KeyValue{attribute.String(attrOperation, "execute_tool"), attribute.String(attrToolName, call.Name)}
+		opt := ta.ok
 		if r.Kind != toolset.Ok {
 			span.SetStatus(codes.Error, r.Brief)
-			span.SetAttributes(attribute.String(attrErrorType, status))
-			mattrs = append(mattrs, attribute.String(attrErrorType, status))
+			span.SetAttributes(attribute.String(attrToolStatus, status), attribute.String(attrErrorType, status))
+			opt = metric.WithAttributes(attribute.String(attrOperation, "execute_tool"), attribute.String(attrToolName, call.Name),
+				attribute.String(attrErrorType, status))
+		} else {
+			span.SetAttributes(statusOK)
 		}
 		if s.contents {
 			span.SetAttributes(attribute.String(attrToolResult, r.ToolMessage().Text()))
 		}
-		s.toolDuration.Record(context.WithoutCancel(ctx), since(start), metric.WithAttributes(mattrs...))
+		s.toolDuration.Record(context.WithoutCancel(ctx), since(start), opt)
 		span.End()
 		if toolSpanEnded != nil {
 			toolSpanEnded()
 		}
-	}()
+	}
+	if _, ok := t.inner.(*toolset.Toolset); ok {
+		// The toolset ends the span on the call's own goroutine, once
+		// the result is in: no goroutine of ours per call.
+		return t.inner.Handle(toolset.WithAfter(ctx, end), call)
+	}
+	p := t.inner.Handle(ctx, call)
+	go func() { end(p.Result()) }()
 	return p
+}
+
+// statusOK is the status attribute of a call that went well.
+var statusOK = attribute.String(attrToolStatus, "ok")
+
+// toolAttrs are what every execute_tool span and measure of one tool
+// share, made once per tool: the span's name and attributes, and the
+// duration metric's attributes of a call that went well.
+type toolAttrs struct {
+	name string
+	span []attribute.KeyValue
+	ok   metric.RecordOption
+}
+
+type attrKey struct{ name, source string }
+
+// attrsOf is the shared attributes of tool name, from its source as find
+// says.
+func (t *tools) attrsOf(name string) *toolAttrs {
+	key := attrKey{name: name}
+	if t.find != nil {
+		if tool, ok := t.find(name); ok {
+			key.source = tool.Spec().Source
+		}
+	}
+	if v, ok := t.attrs.Load(key); ok {
+		return v.(*toolAttrs)
+	}
+	ta := &toolAttrs{name: "execute_tool " + name, span: []attribute.KeyValue{attribute.String(attrOperation, "execute_tool"),
+		attribute.String(attrToolName, name), attribute.String(attrToolType, "function")},
+		ok: metric.WithAttributeSet(attribute.NewSet(attribute.String(attrOperation, "execute_tool"), attribute.String(attrToolName, name)))}
+	if key.source != "" {
+		ta.span = append(ta.span, attribute.String(attrToolSource, key.source))
+	}
+	v, _ := t.attrs.LoadOrStore(key, ta)
+	return v.(*toolAttrs)
 }
 
 // Decider is d with each decision recorded as an event of its call's
@@ -310,9 +352,10 @@ func Plugin(ctx context.Context, name string, pid int) map[string]string {
 		return nil
 	}
 	if span.IsRecording() {
-		span.SetAttributes(attribute.String(attrPlugin, name))
 		if pid > 0 {
-			span.SetAttributes(attribute.Int(attrPluginPID, pid))
+			span.SetAttributes(attribute.String(attrPlugin, name), attribute.Int(attrPluginPID, pid))
+		} else {
+			span.SetAttributes(attribute.String(attrPlugin, name))
 		}
 	}
 	return Carrier(ctx)

@@ -54,6 +54,14 @@ type Options struct {
 	// CaptureContent records arguments, results and message contents
 	// (also on with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true).
 	CaptureContent bool
+	// ResourceAttributes are the configuration file's resource
+	// attributes; OTEL_RESOURCE_ATTRIBUTES wins for a key it also sets.
+	ResourceAttributes map[string]string
+	// ForcedEndpoint is the admin policy's forced.telemetry_endpoint: it
+	// turns telemetry on at that endpoint whatever the variables
+	// (OTEL_SDK_DISABLED and OTEL_EXPORTER_OTLP_*ENDPOINT included) and
+	// the configuration file say.
+	ForcedEndpoint string
 }
 
 // ContentEnv opts in to recording arguments, results and message
@@ -99,39 +107,21 @@ func Setup(ctx context.Context, opts Options) (shutdown func(context.Context) er
 		getenv = os.Getenv
 	}
 	nothing := func(context.Context) error { return nil }
-	if strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
-		return nothing, nil
-	}
-	endpointEnv := getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
-	if !endpointEnv && opts.Endpoint == "" {
-		return nothing, nil
-	}
-	protocol := getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-	if protocol == "" {
-		protocol = getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
-	}
-	if protocol == "" {
-		protocol = opts.Protocol
-	}
-	if protocol == "" {
-		protocol = "http/protobuf" // the specification's default
-	}
-	if protocol != "grpc" && protocol != "http/protobuf" {
-		return nil, fmt.Errorf("telemetry: OTLP protocol %q: want grpc or http/protobuf", protocol)
-	}
-	var endpoint string
-	if !endpointEnv {
-		endpoint = opts.Endpoint
-		if !strings.Contains(endpoint, "://") {
-			return nil, fmt.Errorf("telemetry: endpoint %q is not a URL (e.g. http://127.0.0.1:4318)", endpoint)
-		}
+	on, endpoint, protocol, err := resolve(opts, getenv)
+	if err != nil || !on {
+		return nothing, err
 	}
 	service := opts.ServiceName
 	if service == "" {
 		service = "kosong-host"
 	}
-	res, err := resource.New(ctx, resource.WithTelemetrySDK(),
-		resource.WithAttributes(attribute.String("service.name", service)), resource.WithFromEnv())
+	attrs := []attribute.KeyValue{attribute.String("service.name", service)}
+	for _, k := range sortedAttrs(opts.ResourceAttributes) {
+		attrs = append(attrs, attribute.String(k, opts.ResourceAttributes[k]))
+	}
+	// resource.WithFromEnv comes last: OTEL_SERVICE_NAME and
+	// OTEL_RESOURCE_ATTRIBUTES win over the file's.
+	res, err := resource.New(ctx, resource.WithTelemetrySDK(), resource.WithAttributes(attrs...), resource.WithFromEnv())
 	if err != nil && res == nil {
 		return nil, fmt.Errorf("telemetry: resource: %w", err)
 	}
@@ -150,7 +140,15 @@ func Setup(ctx context.Context, opts Options) (shutdown func(context.Context) er
 		mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExp)), sdkmetric.WithResource(res))
 	}
 	contents := opts.CaptureContent || strings.EqualFold(getenv(ContentEnv), "true")
-	if err := install(tp, mp, contents, pluginEnv(getenv, endpoint, protocol)); err != nil {
+	env := pluginEnv(getenv, endpoint, protocol, opts.ForcedEndpoint != "")
+	if getenv("OTEL_RESOURCE_ATTRIBUTES") == "" && len(opts.ResourceAttributes) > 0 {
+		var kv []string
+		for _, k := range sortedAttrs(opts.ResourceAttributes) {
+			kv = append(kv, k+"="+opts.ResourceAttributes[k])
+		}
+		env = append(env, "OTEL_RESOURCE_ATTRIBUTES="+strings.Join(kv, ","))
+	}
+	if err := install(tp, mp, contents, env); err != nil {
 		_ = tp.Shutdown(ctx)
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
@@ -162,6 +160,52 @@ func Setup(ctx context.Context, opts Options) (shutdown func(context.Context) er
 		}
 		return err
 	}, nil
+}
+
+// resolve decides whether telemetry is on and where it sends: the
+// policy's forced endpoint first (always on); else OTEL_SDK_DISABLED=true
+// is off; else an OTEL_EXPORTER_OTLP_*ENDPOINT variable (the generic one given
+// to the exporter, a traces-only one read by it), else the file's endpoint.
+// The protocol: OTEL_EXPORTER_OTLP_TRACES_PROTOCOL, OTEL_EXPORTER_OTLP_PROTOCOL,
+// the file's, else http/protobuf.
+func resolve(opts Options, getenv func(string) string) (on bool, endpoint, protocol string, err error) {
+	forced := opts.ForcedEndpoint != ""
+	if !forced && strings.EqualFold(strings.TrimSpace(getenv("OTEL_SDK_DISABLED")), "true") {
+		return false, "", "", nil
+	}
+	endpointEnv := getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+	switch {
+	case forced:
+		endpoint = opts.ForcedEndpoint
+	case endpointEnv:
+		// Given to the exporter as read through getenv (Options.Getenv,
+		// which the exporter's own reading of the process's environment
+		// would miss); a traces-only endpoint the exporter reads itself.
+		if getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
+			endpoint = getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
+		}
+	case opts.Endpoint != "":
+		endpoint = opts.Endpoint
+	default:
+		return false, "", "", nil
+	}
+	protocol = getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+	if protocol == "" {
+		protocol = getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	if protocol == "" {
+		protocol = opts.Protocol
+	}
+	if protocol == "" {
+		protocol = "http/protobuf" // the specification's default
+	}
+	if protocol != "grpc" && protocol != "http/protobuf" {
+		return false, "", "", fmt.Errorf("telemetry: OTLP protocol %q: want grpc or http/protobuf", protocol)
+	}
+	if endpoint != "" && !strings.Contains(endpoint, "://") {
+		return false, "", "", fmt.Errorf("telemetry: endpoint %q is not a URL (e.g. http://127.0.0.1:4318)", endpoint)
+	}
+	return true, endpoint, protocol, nil
 }
 
 // install makes tp (and mp, when not nil) the providers of the process
@@ -219,13 +263,13 @@ func metricExporter(ctx context.Context, protocol, endpoint string) (sdkmetric.E
 
 // pluginEnv is the OTEL_* settings a plugin process inherits, so a plugin
 // exports its own spans to the same place (under its own service name).
-func pluginEnv(getenv func(string) string, endpoint, protocol string) []string {
+func pluginEnv(getenv func(string) string, endpoint, protocol string, forced bool) []string {
 	var env []string
 	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
 		"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_INSECURE",
 		"OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_RESOURCE_ATTRIBUTES", "OTEL_BSP_SCHEDULE_DELAY", "OTEL_TRACES_SAMPLER",
 		"OTEL_TRACES_SAMPLER_ARG"} {
-		if v := getenv(k); v != "" {
+		if v := getenv(k); v != "" && !(forced && strings.HasSuffix(k, "ENDPOINT")) {
 			env = append(env, k+"="+v)
 		}
 	}

@@ -42,6 +42,9 @@ type Result struct {
 	Runtime bool
 	// Feedback is the user's feedback on a rejection.
 	Feedback string
+	// Crashed marks a runtime failure where the tool's process stopped
+	// during the call (the audit log's status "crashed").
+	Crashed bool
 }
 
 // IsError reports whether the call failed or was rejected.

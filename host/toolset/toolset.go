@@ -302,15 +302,24 @@ func resolved(r Result) *Pending {
 // the arguments with the schema's defaults filled in for absent properties,
 // in nested objects too.
 func (ts *Toolset) Handle(ctx context.Context, call providers.ToolCall) *Pending {
+	ctx, after := takeAfter(ctx)
 	ts.mu.RLock()
 	e := ts.lookupLocked(call.Name)
 	ts.mu.RUnlock()
 	if e == nil {
-		return resolved(withID(NotFound(call.Name), call.ID))
+		r := withID(NotFound(call.Name), call.ID)
+		if after != nil {
+			after(r)
+		}
+		return resolved(r)
 	}
 	args, err := e.schema.Check([]byte(call.Arguments))
 	if err != nil {
-		return resolved(withID(refused(err), call.ID))
+		r := withID(refused(err), call.ID)
+		if after != nil {
+			after(r)
+		}
+		return resolved(r)
 	}
 
 	ts.mu.Lock()
@@ -344,6 +353,9 @@ func (ts *Toolset) Handle(ctx context.Context, call providers.ToolCall) *Pending
 		}
 		p.result = withID(r, call.ID)
 		close(p.done)
+		if after != nil {
+			after(p.result)
+		}
 	}()
 	return p
 }

@@ -19,6 +19,9 @@
 //	    max_tokens: 32000          # optional cap of each response
 //	    capabilities: [thinking, image_in]   # declared: images go only to image_in models
 //	    stream_idle_timeout: 10m   # optional, overrides the provider's
+//	    prices: {input: 3, output: 15, cached_input: 0.3}   # optional: US dollars per million tokens
+//	prices:                        # optional: prices of models chosen without an alias, by model name
+//	  gpt-4.1: {input: 2, output: 8}
 //
 // Timeouts are Go durations (90s, 5m) or whole seconds. A model alias that
 // declares capabilities without image_in gets a text placeholder instead of
@@ -88,6 +91,8 @@ type File struct {
 	DefaultModel string
 	Providers    map[string]Provider
 	Models       map[string]Model
+	// Prices are the top-level prices, by model name (see Prices).
+	Prices map[string]Prices
 	// Hooks and Permissions are the file's `hooks` and `permissions`, as
 	// written (nil when absent); the host reads them (host/spec.ParseHooks,
 	// host/spec.ParsePermissions), this package only carries them.
@@ -98,6 +103,9 @@ type File struct {
 	// EagerPlugins is `eager_plugins`: every plugin starts when the
 	// session opens, not at its first call (--eager-plugins).
 	EagerPlugins bool
+	// Telemetry is `telemetry` as written (nil when absent), read by
+	// host/telemetry when the process starts.
+	Telemetry *yaml.Node
 }
 
 // Provider is a configured provider.
@@ -148,6 +156,8 @@ type Model struct {
 	CapabilitiesDeclared bool
 	// Timeouts override the provider's (zero: not configured).
 	Timeouts Timeouts
+	// Prices are the alias's prices (nil: not configured).
+	Prices *Prices
 }
 
 // Has reports whether the model has the capability.
@@ -277,6 +287,15 @@ func Parse(path string, data []byte) (*File, error) {
 			}
 			f.EagerPlugins = strings.EqualFold(v.Value, "true")
 			return nil
+		},
+		"telemetry": func(_, v *yaml.Node) error { f.Telemetry = v; return nil },
+		"prices": func(_, v *yaml.Node) error {
+			f.Prices = map[string]Prices{}
+			return p.each(v, "prices", func(k, v *yaml.Node) error {
+				pr, err := p.prices(v, "prices."+k.Value)
+				f.Prices[k.Value] = pr
+				return err
+			})
 		},
 		"models": func(_, v *yaml.Node) error {
 			return p.each(v, "models", func(k, v *yaml.Node) error {
@@ -468,7 +487,7 @@ func (p parser) model(alias string, n *yaml.Node) (Model, error) {
 	where := "models." + alias
 	m := Model{Alias: alias}
 	if n.Kind != yaml.MappingNode {
-		return m, p.errorf(n, "%s: want a mapping with provider, model, max_context_size, max_tokens, capabilities, connect_timeout, stream_idle_timeout", where)
+		return m, p.errorf(n, "%s: want a mapping with provider, model, max_context_size, max_tokens, capabilities, prices, connect_timeout, stream_idle_timeout", where)
 	}
 	err := p.fields(n, where, p.timeoutFields(where, &m.Timeouts, map[string]func(k, v *yaml.Node) error{
 		"provider": func(_, v *yaml.Node) (err error) {
@@ -485,6 +504,11 @@ func (p parser) model(alias string, n *yaml.Node) (Model, error) {
 		},
 		"max_tokens": func(_, v *yaml.Node) (err error) {
 			m.MaxTokens, err = p.positive(v, where+".max_tokens")
+			return err
+		},
+		"prices": func(_, v *yaml.Node) error {
+			pr, err := p.prices(v, where+".prices")
+			m.Prices = &pr
 			return err
 		},
 		"capabilities": func(_, v *yaml.Node) error {

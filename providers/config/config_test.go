@@ -111,7 +111,12 @@ func TestParseEagerPlugins(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ name, data, want string }{
-		{"unknown top key", "providerz: {}\n", `config c.yaml: line 1: unknown key "providerz" in the top level (known: default_model, eager_plugins, hooks, models, permissions, plugin_mirrors, plugin_trust, providers)`},
+		{"unknown top key", "providerz: {}\n", `config c.yaml: line 1: unknown key "providerz" in the top level (known: default_model, eager_plugins, hooks, models, permissions, plugin_mirrors, plugin_trust, prices, providers, telemetry)`},
+		{"prices without output", "models:\n  m:\n    provider: kimi\n    model: k\n    prices: {input: 1}\n", `line 5: models.m.prices.output: missing`},
+		{"negative price", "models:\n  m:\n    provider: kimi\n    model: k\n    prices: {input: -1, output: 2}\n", `models.m.prices.input: want a number of US dollars per million tokens, 0 or more, not "-1"`},
+		{"price not a number", "prices:\n  gpt: {input: cheap, output: 2}\n", `line 2: prices.gpt.input: want a number`},
+		{"unknown price key", "prices:\n  gpt: {input: 1, output: 2, cache: 1}\n", `unknown key "cache" in prices.gpt (known: cached_input, input, output)`},
+		{"prices not a mapping", "models:\n  m:\n    provider: kimi\n    model: k\n    prices: 3\n", `models.m.prices: want a mapping`},
 		{"unknown provider key", "providers:\n  p:\n    type: kimi\n    apikey: x\n", `config c.yaml: line 4: unknown key "apikey" in providers.p (known: api_key, api_key_env, base_url, connect_timeout, headers, stream_idle_timeout, type)`},
 		{"unknown model key", "models:\n  m:\n    provider: kimi\n    model: k\n    context: 5\n", `line 5: unknown key "context" in models.m`},
 		{"bad type", "providers:\n  p:\n    type: azure\n", `line 3: providers.p.type: unknown type "azure" (known: kimi, openai, openai-compatible, anthropic, google)`},
@@ -231,5 +236,34 @@ models:
 		if got := f.Models[alias].Lacks(config.CapImageIn); got != lacks {
 			t.Errorf("%s: Lacks(image_in) %v, want %v", alias, got, lacks)
 		}
+	}
+}
+
+// TestParsePrices: an alias's prices, the top-level prices by model name,
+// cached_input defaulting to input; an alias's prices win.
+func TestParsePrices(t *testing.T) {
+	f, err := config.Parse("c.yaml", []byte("models:\n  s:\n    provider: anthropic\n    model: claude\n    prices: {input: 3, output: 15, cached_input: 0.3}\n"+
+		"prices:\n  gpt: {input: 2, output: 8}\n  claude: {input: 9, output: 9}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alias := f.Models["s"]
+	tests := []struct {
+		name  string
+		alias *config.Model
+		model string
+		want  *config.Prices
+	}{
+		{"alias", &alias, "claude", &config.Prices{Input: 3, Output: 15, CachedInput: 0.3}},
+		{"by name, cached defaults to input", nil, "gpt", &config.Prices{Input: 2, Output: 8, CachedInput: 2}},
+		{"none", nil, "other", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := f.PricesOf(tt.alias, tt.model)
+			if (got == nil) != (tt.want == nil) || (got != nil && *got != *tt.want) {
+				t.Fatalf("prices %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }

@@ -97,5 +97,6 @@ func (r *resolver) build(p config.Provider, alias *config.Model, model string) (
 	if sel.Provider, err = factory(s); err != nil {
 		return nil, &ConfigError{Msg: "invalid configuration", Err: err}
 	}
+	sel.Prices = r.file.PricesOf(alias, s.Model)
 	return sel, nil
 }

@@ -208,6 +208,9 @@ type Selection struct {
 	CapabilitiesDeclared bool
 	// ConfigPath is the configuration file read ("" when none).
 	ConfigPath string
+	// Prices are the model's prices (the alias's, else the top-level
+	// prices of the model's name); nil when the configuration has none.
+	Prices *config.Prices
 	// Timeouts are the provider's waits, resolved (zero for scripted).
 	Timeouts timeouts.Timeouts
 	// BaseURL is the provider's base URL ("" for scripted); BaseURLSource
@@ -409,7 +412,7 @@ func (r *resolver) scripted() (*Selection, error) {
 	if err != nil {
 		return nil, &ConfigError{Msg: "scripted provider", Err: err}
 	}
-	return &Selection{Provider: p, ConfigPath: r.file.Path}, nil
+	return &Selection{Provider: p, ConfigPath: r.file.Path, Prices: r.file.PricesOf(nil, p.Model())}, nil
 }
 
 // lookup finds a provider: configured, else built-in.

@@ -72,7 +72,13 @@ func wireEvent(e loop.Event) (string, map[string]any) {
 		if e.MaxContextTokens > 0 {
 			p["context_usage"] = float64(e.ContextTokens) / float64(e.MaxContextTokens)
 		}
+		if e.Priced {
+			p["cost_usd"] = e.CostUSD
+		}
 		return "StatusUpdate", p
+	case loop.LimitReached:
+		return "LimitReached", map[string]any{"reason": string(e.Reason), "message": e.Text, "turns": e.Spent.Turns,
+			"token_usage": tokenUsage(e.Spent.Usage), "cost_usd": e.Spent.CostUSD}
 	case loop.StepRetried:
 		p := map[string]any{"n": e.Step, "next_attempt": e.Attempt, "max_attempts": e.MaxAttempts,
 			"wait_s": e.Delay.Seconds(), "wait_ms": e.Delay.Milliseconds(), "error_type": errorType(e.Err),
@@ -128,8 +134,12 @@ func wireEvent(e loop.Event) (string, map[string]any) {
 	case loop.PlanModeChanged:
 		return "StatusUpdate", map[string]any{"plan_mode": e.On}
 	case loop.TurnEnded:
-		return "TurnEnd", map[string]any{"steps": e.Steps, "reason": string(e.Reason),
+		p := map[string]any{"steps": e.Steps, "reason": string(e.Reason),
 			"model_stop": string(e.ModelStop), "token_usage": tokenUsage(e.Usage), "error": errText(e.Err)}
+		if e.Priced {
+			p["cost_usd"] = e.CostUSD
+		}
+		return "TurnEnd", p
 	}
 	return "", nil
 }

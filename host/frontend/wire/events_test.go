@@ -24,7 +24,7 @@ var everyEvent = []loop.Event{
 	loop.UsageReported{}, loop.StepRetried{}, loop.StepInterrupted{}, loop.ResponseStopped{}, loop.ApprovalDecided{},
 	loop.ToolProgress{}, loop.TurnFailed{}, loop.TurnEnded{}, loop.HookRan{}, loop.PermissionDecided{},
 	loop.AgentReloaded{}, loop.Compacted{}, loop.Steered{}, loop.CompactionStarted{}, loop.SubagentEvent{},
-	loop.PlanModeChanged{}, loop.ToolCallPart{},
+	loop.PlanModeChanged{}, loop.ToolCallPart{}, loop.LimitReached{},
 }
 
 // loopEventTypes are the names of the types in host/loop (tests aside)
