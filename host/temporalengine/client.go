@@ -1,0 +1,95 @@
+package temporalengine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/kosong-host/kosong-host/host/conversation"
+	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+// WorkflowIDPrefix prefixes a session id to make its workflow id.
+const WorkflowIDPrefix = "kosong-session-"
+
+// Session is a session workflow as a front end drives it: its turns run
+// on the workers.
+type Session struct {
+	c  client.Client
+	id string
+}
+
+var _ conversation.Engine = (*Session)(nil)
+
+// Start starts a session workflow on the task queue ("" the default).
+func Start(ctx context.Context, c client.Client, taskQueue string, in SessionInput) (*Session, error) {
+	if taskQueue == "" {
+		taskQueue = DefaultTaskQueue
+	}
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	id := hex.EncodeToString(b)
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: WorkflowIDPrefix + id, TaskQueue: taskQueue}, WorkflowName, in)
+	if err != nil {
+		return nil, fmt.Errorf("starting the session on Temporal: %w", err)
+	}
+	return &Session{c: c, id: id}, nil
+}
+
+// Attach is the running session id.
+func Attach(c client.Client, id string) *Session { return &Session{c: c, id: id} }
+
+// ID is the session id.
+func (s *Session) ID() string { return s.id }
+
+// WorkflowID is the session's workflow id.
+func (s *Session) WorkflowID() string { return WorkflowIDPrefix + s.id }
+
+// Turn runs a turn and waits for its end.
+func (s *Session) Turn(ctx context.Context, input string) (loop.TurnResult, error) {
+	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: s.WorkflowID(), UpdateName: UpdateTurn,
+		Args: []any{input}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		return loop.TurnResult{}, fmt.Errorf("session %s: %w", s.id, err)
+	}
+	var out TurnOutcome
+	if err := h.Get(ctx, &out); err != nil {
+		return loop.TurnResult{}, fmt.Errorf("session %s: %w", s.id, err)
+	}
+	res := loop.TurnResult{Steps: out.Steps, Usage: out.Usage, Reason: out.Reason, ModelStop: out.ModelStop}
+	if out.Error != "" {
+		return res, errors.New(out.Error)
+	}
+	return res, nil
+}
+
+// History is the session's history ("nil" when the workflow cannot be
+// asked).
+func (s *Session) History() []providers.Message {
+	h, _ := s.history(context.Background())
+	return h
+}
+
+func (s *Session) history(ctx context.Context) ([]providers.Message, error) {
+	v, err := s.c.QueryWorkflow(ctx, s.WorkflowID(), "", QueryHistory)
+	if err != nil {
+		return nil, err
+	}
+	var h []providers.Message
+	return h, v.Get(&h)
+}
+
+// Close ends the session once no turn runs and waits for the workflow to
+// finish.
+func (s *Session) Close() {
+	ctx := context.Background()
+	if err := s.c.SignalWorkflow(ctx, s.WorkflowID(), "", SignalClose, nil); err != nil {
+		return
+	}
+	_ = s.c.GetWorkflow(ctx, s.WorkflowID(), "").Get(ctx, nil)
+}
