@@ -19,7 +19,18 @@ import (
 
 // Opener opens a session's conversation on a worker (conversation.Open
 // with the worker's agent, provider and keys).
-type Opener func(ctx context.Context, req OpenRequest) (*conversation.Conversation, error)
+type Opener func(ctx context.Context, req OpenRequest) (Hosted, error)
+
+// Hosted is what a worker needs of a session's conversation
+// (*conversation.Conversation): its model, prompt and tools.
+type Hosted interface {
+	Provider() providers.ChatProvider
+	System() string
+	Toolset() *toolset.Toolset
+	Close()
+}
+
+var _ Hosted = (*conversation.Conversation)(nil)
 
 // Activities are the session's activities on one worker: its
 // conversations (and their plugin processes), one per worker session.
@@ -27,18 +38,18 @@ type Activities struct {
 	open Opener
 
 	mu     sync.Mutex
-	convs  map[string]*conversation.Conversation
+	convs  map[string]Hosted
 	closed bool
 }
 
 // NewActivities returns the activities of a worker that opens
 // conversations with open.
 func NewActivities(open Opener) *Activities {
-	return &Activities{open: open, convs: map[string]*conversation.Conversation{}}
+	return &Activities{open: open, convs: map[string]Hosted{}}
 }
 
 // conversation is the worker session's conversation, opened on first use.
-func (a *Activities) conversation(ctx context.Context, session string, req OpenRequest) (*conversation.Conversation, error) {
+func (a *Activities) conversation(ctx context.Context, session string, req OpenRequest) (Hosted, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closed {
@@ -59,7 +70,7 @@ func (a *Activities) conversation(ctx context.Context, session string, req OpenR
 func (a *Activities) Close() {
 	a.mu.Lock()
 	convs := a.convs
-	a.convs, a.closed = map[string]*conversation.Conversation{}, true
+	a.convs, a.closed = map[string]Hosted{}, true
 	a.mu.Unlock()
 	for _, c := range convs {
 		c.Close()

@@ -28,3 +28,9 @@ func NewWorker(c client.Client, taskQueue string, a *Activities) worker.Worker {
 }
 
 func workflowOptions() workflow.RegisterOptions { return workflow.RegisterOptions{Name: WorkflowName} }
+
+// RegisterReplay registers the workflow on a replayer (determinism tests
+// over recorded histories).
+func RegisterReplay(r worker.WorkflowReplayer) {
+	r.RegisterWorkflowWithOptions(Workflow, workflowOptions())
+}

@@ -173,7 +173,9 @@ func TestWorkflowTurns(t *testing.T) {
 	}, {
 		name: "a retryable model failure is retried",
 		f: &fakeWorker{answers: []func() (ModelOutput, error){
-			func() (ModelOutput, error) { return ModelOutput{}, temporal.NewApplicationError("429", "RetryableProviderError") },
+			func() (ModelOutput, error) {
+				return ModelOutput{}, temporal.NewApplicationError("429", "RetryableProviderError")
+			},
 			answer("after a retry")}},
 		inputs:  []string{"hi"},
 		want:    []string{"user:hi", "assistant:after a retry"},
@@ -181,7 +183,9 @@ func TestWorkflowTurns(t *testing.T) {
 	}, {
 		name: "a model failure for good ends the turn with an error",
 		f: &fakeWorker{answers: []func() (ModelOutput, error){
-			func() (ModelOutput, error) { return ModelOutput{}, temporal.NewNonRetryableApplicationError("401 bad key", ErrorProvider, nil) }}},
+			func() (ModelOutput, error) {
+				return ModelOutput{}, temporal.NewNonRetryableApplicationError("401 bad key", ErrorProvider, nil)
+			}}},
 		inputs:  []string{"hi"},
 		want:    []string{"user:hi"},
 		reasons: []loop.StopReason{loop.StopError},
