@@ -57,6 +57,8 @@ type runFlags struct {
 	watchAgent    bool
 	// noStdin: --no-stdin, stdin is never read as the prompt or context.
 	noStdin bool
+	// engine says where the turns run (temporal.go).
+	engine engineFlags
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -98,6 +100,9 @@ allows them, unless --yolo is given.`,
 			if err := g.checkRunPolicy(f.yolo); err != nil { // the admin policy (policy.go)
 				return err
 			}
+			if f.engine.engine != "inprocess" {
+				return runTemporal(cmd, f, promptArgs(f, args))
+			}
 			return runAgent(cmd, g, f, promptArgs(f, args))
 		},
 	}
@@ -120,6 +125,7 @@ allows them, unless --yolo is given.`,
 	fl.BoolVar(&f.plan, "plan", false, "start in plan mode: the model explores with read-only tools and presents a plan for approval before changing anything (/plan toggles it)")
 	fl.BoolVar(&f.watchAgent, "watch-agent", false, "reload the agent when agent.yaml (its extend chain) or its lock file changes, checked before every step")
 	fl.BoolVar(&f.noStdin, "no-stdin", false, "never read stdin as the prompt or as context of -p (otherwise piped stdin that sends nothing for 2s is left unread)")
+	addEngineFlags(fl, &f.engine)
 	fl.BoolVarP(&f.interactive, "interactive", "i", false, "run the interactive session even when stdin is not a terminal (prompts and approval answers are read line by line)")
 	return cmd
 }
