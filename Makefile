@@ -93,6 +93,8 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 1x -count 1 ./plugins/file/
 	@echo "binary sizes after make build (du -k):"
 	@printf '  %-18s %6d KB\n' "$(BIN)/kosong-host" "$$(du -k $(BIN)/kosong-host | cut -f1)" "$(BIN)/" "$$(du -sk $(BIN) | cut -f1)"
+	@echo "a step on the Temporal engine against in-process (the CLI's dev server; skipped unless built, see .ci/run):"
+	$(GO) test -run '^$$' -bench BenchmarkStep -benchtime 1x -count 1 ./host/temporalengine/
 
 # Runs each fuzz target for FUZZTIME, one after the other (go test -fuzz takes
 # one package and one target). A failing input is written to the package's
