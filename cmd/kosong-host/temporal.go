@@ -46,13 +46,18 @@ func addEngineFlags(fl *pflag.FlagSet, e *engineFlags) {
 	fl.DurationVar(&e.heartbeat, "heartbeat-timeout", temporalengine.DefaultHeartbeat, "with --engine temporal: how soon a stopped worker is noticed (the heartbeat timeout of its tool calls, model requests and sessions)")
 }
 
+// dialTimeout bounds the connection to the Temporal server.
+const dialTimeout = 15 * time.Second
+
 // dialTemporal connects to the Temporal server of e.
 func dialTemporal(ctx context.Context, e *engineFlags, stderr io.Writer) (client.Client, error) {
 	if e.temporal == "" {
 		return nil, exitCode(2, errors.New("--temporal HOST:PORT is required: the Temporal server's frontend"))
 	}
 	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})))
-	c, err := client.DialContext(ctx, client.Options{HostPort: e.temporal, Namespace: e.namespace, Logger: logger})
+	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	c, err := client.DialContext(dctx, client.Options{HostPort: e.temporal, Namespace: e.namespace, Logger: logger})
 	if err != nil {
 		return nil, exitCode(1, fmt.Errorf("connecting to Temporal at %s: %w", e.temporal, err))
 	}

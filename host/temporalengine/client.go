@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"go.temporal.io/sdk/client"
 
@@ -22,6 +23,9 @@ const WorkflowIDPrefix = "kosong-session-"
 type Session struct {
 	c  client.Client
 	id string
+	// interrupted: a turn's ctx ended while it ran; Close cancels the
+	// workflow (and its running calls) instead of waiting for it.
+	interrupted atomic.Bool
 }
 
 var _ conversation.Engine = (*Session)(nil)
@@ -54,11 +58,15 @@ func (s *Session) WorkflowID() string { return WorkflowIDPrefix + s.id }
 func (s *Session) Turn(ctx context.Context, input string) (loop.TurnResult, error) {
 	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: s.WorkflowID(), UpdateName: UpdateTurn,
 		Args: []any{input}, WaitForStage: client.WorkflowUpdateStageCompleted})
-	if err != nil {
-		return loop.TurnResult{}, fmt.Errorf("session %s: %w", s.id, err)
-	}
 	var out TurnOutcome
-	if err := h.Get(ctx, &out); err != nil {
+	if err == nil {
+		err = h.Get(ctx, &out)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			s.interrupted.Store(true)
+			return loop.TurnResult{Reason: loop.StopCancelled}, ctx.Err()
+		}
 		return loop.TurnResult{}, fmt.Errorf("session %s: %w", s.id, err)
 	}
 	res := loop.TurnResult{Steps: out.Steps, Usage: out.Usage, Reason: out.Reason, ModelStop: out.ModelStop}
@@ -85,9 +93,14 @@ func (s *Session) history(ctx context.Context) ([]providers.Message, error) {
 }
 
 // Close ends the session once no turn runs and waits for the workflow to
-// finish.
+// finish; after an interrupted turn it cancels the workflow, whose running
+// calls are cancelled at their next heartbeat.
 func (s *Session) Close() {
 	ctx := context.Background()
+	if s.interrupted.Load() {
+		_ = s.c.CancelWorkflow(ctx, s.WorkflowID(), "")
+		return
+	}
 	if err := s.c.SignalWorkflow(ctx, s.WorkflowID(), "", SignalClose, nil); err != nil {
 		return
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,4 +164,83 @@ func BenchmarkStep(b *testing.B) {
 	b.ReportMetric(perIn, "ms/step-inprocess")
 	b.ReportMetric(perT, "ms/step-temporal")
 	b.Logf("a step (model request + tool call): in-process %.3f ms, on Temporal %.1f ms (dev server, SQLite, one worker)", perIn, perT)
+}
+
+// TestEngineOpenFails: a worker that cannot open the session (its agent
+// or provider is wrong) fails the turn with the reason, once.
+func TestEngineOpenFails(t *testing.T) {
+	srv := temporaltest.Start(t)
+	c := srv.Dial(t)
+	var opens atomic.Int64
+	acts := NewActivities(func(context.Context, OpenRequest) (Hosted, error) {
+		opens.Add(1)
+		return nil, fmt.Errorf("agent.yaml: no such plugin %q", "nope")
+	})
+	w := NewWorker(c, "q", acts)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(); acts.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := Start(ctx, c, "q", SessionInput{WorkDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res, err := s.Turn(ctx, "hi")
+	if err == nil || !strings.Contains(err.Error(), `opening the session on the worker: agent.yaml: no such plugin "nope"`) || res.Reason != loop.StopError {
+		t.Fatalf("turn: %+v, %v", res, err)
+	}
+	if n := opens.Load(); n != 1 {
+		t.Errorf("opened %d times, want 1 (the failure is not retried)", n)
+	}
+}
+
+// blocker is a tool that runs until its call is cancelled.
+type blocker struct{ started, cancelled chan struct{} }
+
+func (blocker) Spec() toolset.Spec {
+	return toolset.Spec{Name: "Noop", Description: "Blocks.", Parameters: json.RawMessage(`{"type":"object"}`)}
+}
+func (b blocker) Call(ctx context.Context, _ string, _ json.RawMessage) toolset.Result {
+	close(b.started)
+	<-ctx.Done()
+	close(b.cancelled)
+	return toolset.Result{Kind: toolset.Failed, Message: "cancelled"}
+}
+
+// TestEngineInterrupt: an interrupted turn's Close cancels the workflow,
+// and the running tool call is cancelled at its next heartbeat.
+func TestEngineInterrupt(t *testing.T) {
+	srv := temporaltest.Start(t)
+	c := srv.Dial(t)
+	b := blocker{started: make(chan struct{}), cancelled: make(chan struct{})}
+	acts := NewActivities(func(context.Context, OpenRequest) (Hosted, error) {
+		ts := toolset.New(hclog.NewNullLogger())
+		if err := ts.Add(b); err != nil {
+			return nil, err
+		}
+		return &hosted{ts: ts}, nil
+	})
+	w := NewWorker(c, "q", acts)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(); acts.Close() })
+	s, err := Start(context.Background(), c, "q", SessionInput{WorkDir: t.TempDir(), Heartbeat: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-b.started; cancel() }()
+	if res, err := s.Turn(ctx, "hi"); err != context.Canceled || res.Reason != loop.StopCancelled {
+		t.Fatalf("turn: %+v, %v", res, err)
+	}
+	s.Close()
+	select {
+	case <-b.cancelled:
+	case <-time.After(time.Minute):
+		t.Fatal("the tool call was not cancelled")
+	}
 }
