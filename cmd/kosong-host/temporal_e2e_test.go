@@ -252,3 +252,32 @@ agent:
 		t.Errorf("replaying the session's history: %v", err)
 	}
 }
+
+// TestTemporalFlagErrors: bad engine flags are one-line usage errors
+// (exit 2); an unreachable server is exit 1, named.
+func TestTemporalFlagErrors(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"agent.yaml": echoAgent, "s.md": "hi"})
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown engine", []string{"run", "-p", "hi", "--engine", "cloud"}, 2, `invalid --engine "cloud": use inprocess or temporal`},
+		{"no server", []string{"run", "-p", "hi", "--engine", "temporal"}, 2, "--temporal HOST:PORT is required"},
+		{"stream-json", []string{"run", "-p", "hi", "--engine", "temporal", "--temporal", "127.0.0.1:1", "--output-format", "stream-json"}, 2, "--engine temporal writes text output only"},
+		{"resume", []string{"run", "-p", "hi", "--engine", "temporal", "--temporal", "127.0.0.1:1", "--resume", "x"}, 2, "--engine temporal runs a new session's one turn"},
+		{"short heartbeat", []string{"run", "-p", "hi", "--engine", "temporal", "--temporal", "127.0.0.1:1", "--heartbeat-timeout", "10ms"}, 2, "invalid --heartbeat-timeout 10ms"},
+		{"unreachable server", []string{"run", "-p", "hi", "--engine", "temporal", "--temporal", "127.0.0.1:1"}, 1, "connecting to Temporal at 127.0.0.1:1"},
+		{"worker without a server", []string{"worker"}, 2, "--temporal HOST:PORT is required"},
+		{"unreachable server for a worker", []string{"worker", "--temporal", "127.0.0.1:1"}, 1, "connecting to Temporal at 127.0.0.1:1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runHost(t, dir, "", tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.want) || strings.Contains(r.stderr, "goroutine ") {
+				t.Fatalf("exit %d, want %d with %q\nstderr %s", r.code, tt.code, tt.want, r.stderr)
+			}
+		})
+	}
+}
