@@ -100,7 +100,7 @@ func runTemporal(cmd *cobra.Command, f *runFlags, args []string) error {
 	}
 	defer c.Close()
 	sess, err := temporalengine.Start(ctx, c, f.engine.taskQueue, temporalengine.SessionInput{
-		WorkDir: workDir, Yolo: f.yolo, PlanMode: f.plan, MaxStepsPerTurn: f.maxSteps, Heartbeat: f.engine.heartbeat})
+		WorkDir: workDir, Yolo: f.yolo, Unattended: !f.yolo, PlanMode: f.plan, MaxStepsPerTurn: f.maxSteps, Heartbeat: f.engine.heartbeat})
 	if err != nil {
 		return exitCode(1, err)
 	}
@@ -168,14 +168,18 @@ func runWorker(cmd *cobra.Command, g *globals, f *runFlags, e *engineFlags) erro
 		return err
 	}
 	defer c.Close()
-	acts := temporalengine.NewActivities(func(ctx context.Context, req temporalengine.OpenRequest) (temporalengine.Hosted, error) {
+	acts := temporalengine.NewActivities(func(ctx context.Context, req temporalengine.OpenRequest, ask approval.Asker) (temporalengine.Hosted, error) {
 		cfg, err := g.conversationConfig(f, req.WorkDir)
 		if err != nil {
 			return nil, err
 		}
-		cfg.Approval = approval.ModeUnattended
-		if req.Yolo {
+		switch {
+		case req.Yolo:
 			cfg.Approval = approval.ModeYolo
+		case req.Unattended:
+			cfg.Approval = approval.ModeUnattended
+		default: // asked of the session's clients through the workflow
+			cfg.Approval, cfg.Ask = approval.ModeAsk, ask
 		}
 		cfg.Observer = loop.ObserverFunc(func(loop.Event) {})
 		return conversation.Open(context.WithoutCancel(ctx), cfg)

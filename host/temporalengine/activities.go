@@ -12,14 +12,16 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
 )
 
 // Opener opens a session's conversation on a worker (conversation.Open
-// with the worker's agent, provider and keys).
-type Opener func(ctx context.Context, req OpenRequest) (Hosted, error)
+// with the worker's agent, provider and keys); ask is its approval asker
+// unless req says Yolo or Unattended.
+type Opener func(ctx context.Context, req OpenRequest, ask approval.Asker) (Hosted, error)
 
 // Hosted is what a worker needs of a session's conversation
 // (*conversation.Conversation): its model, prompt and tools.
@@ -39,13 +41,14 @@ type Activities struct {
 
 	mu     sync.Mutex
 	convs  map[string]Hosted
+	askers map[string]*asker
 	closed bool
 }
 
 // NewActivities returns the activities of a worker that opens
 // conversations with open.
 func NewActivities(open Opener) *Activities {
-	return &Activities{open: open, convs: map[string]Hosted{}}
+	return &Activities{open: open, convs: map[string]Hosted{}, askers: map[string]*asker{}}
 }
 
 // conversation is the worker session's conversation, opened on first use.
@@ -58,11 +61,12 @@ func (a *Activities) conversation(ctx context.Context, session string, req OpenR
 	if c, ok := a.convs[session]; ok {
 		return c, nil
 	}
-	c, err := a.open(ctx, req)
+	ask := newAsker()
+	c, err := a.open(ctx, req, ask.Ask)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("opening the session on the worker: %v", err), "OpenError", nil)
 	}
-	a.convs[session] = c
+	a.convs[session], a.askers[session] = c, ask
 	return c, nil
 }
 
@@ -82,6 +86,7 @@ func (a *Activities) CloseSession(ctx context.Context, session string) error {
 	a.mu.Lock()
 	c := a.convs[session]
 	delete(a.convs, session)
+	delete(a.askers, session)
 	a.mu.Unlock()
 	if c != nil {
 		c.Close()
@@ -199,12 +204,20 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolInput) (ToolOutput, er
 	}
 	stop := beat(ctx)
 	defer stop()
+	a.mu.Lock()
+	ask := a.askers[in.Session]
+	a.mu.Unlock()
+	ask.begin(in.Call.ID, in.Decided, in.ForSession)
 	ts := conv.Toolset()
 	ts.SetPlanMode(in.PlanMode)
 	cctx := toolset.WithProgress(ctx, func(p toolset.Progress) { activity.RecordHeartbeat(ctx, p.Progress) })
 	r := ts.Handle(cctx, in.Call).Result()
+	asked := ask.end(in.Call.ID)
 	if ctx.Err() != nil {
 		return ToolOutput{}, ctx.Err()
+	}
+	if asked != nil {
+		return ToolOutput{Asks: asked}, nil
 	}
 	return ToolOutput{Message: r.ToolMessage(), Rejected: r.Kind == toolset.Rejected && r.Feedback == ""}, nil
 }

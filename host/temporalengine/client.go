@@ -106,3 +106,28 @@ func (s *Session) Close() {
 	}
 	_ = s.c.GetWorkflow(ctx, s.WorkflowID(), "").Get(ctx, nil)
 }
+
+// Pending lists the approvals the session's tool calls wait for.
+func (s *Session) Pending(ctx context.Context) ([]Pending, error) {
+	v, err := s.c.QueryWorkflow(ctx, s.WorkflowID(), "", QueryApprovals)
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", s.id, err)
+	}
+	var out []Pending
+	return out, v.Get(&out)
+}
+
+// Answer answers a pending approval; the call runs again with it. Any
+// attached client may answer; the first answer wins, a later one is
+// refused (nothing pending).
+func (s *Session) Answer(ctx context.Context, a Answer) error {
+	h, err := s.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: s.WorkflowID(), UpdateName: UpdateApprove,
+		Args: []any{a}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("session %s: %w", s.id, err)
+	}
+	return nil
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"go.temporal.io/sdk/client"
 
+	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/temporalengine/temporaltest"
 	"github.com/kosong-host/kosong-host/host/toolset"
@@ -75,7 +76,7 @@ func (h *hosted) Close()                           {}
 func startEngine(t testing.TB) client.Client {
 	srv := temporaltest.Start(t)
 	c := srv.Dial(t)
-	acts := NewActivities(func(context.Context, OpenRequest) (Hosted, error) { return newHosted(t), nil })
+	acts := NewActivities(func(context.Context, OpenRequest, approval.Asker) (Hosted, error) { return newHosted(t), nil })
 	w := NewWorker(c, "q", acts)
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
@@ -172,7 +173,7 @@ func TestEngineOpenFails(t *testing.T) {
 	srv := temporaltest.Start(t)
 	c := srv.Dial(t)
 	var opens atomic.Int64
-	acts := NewActivities(func(context.Context, OpenRequest) (Hosted, error) {
+	acts := NewActivities(func(context.Context, OpenRequest, approval.Asker) (Hosted, error) {
 		opens.Add(1)
 		return nil, fmt.Errorf("agent.yaml: no such plugin %q", "nope")
 	})
@@ -216,7 +217,7 @@ func TestEngineInterrupt(t *testing.T) {
 	srv := temporaltest.Start(t)
 	c := srv.Dial(t)
 	b := blocker{started: make(chan struct{}), cancelled: make(chan struct{})}
-	acts := NewActivities(func(context.Context, OpenRequest) (Hosted, error) {
+	acts := NewActivities(func(context.Context, OpenRequest, approval.Asker) (Hosted, error) {
 		ts := toolset.New(hclog.NewNullLogger())
 		if err := ts.Add(b); err != nil {
 			return nil, err

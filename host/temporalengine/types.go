@@ -17,6 +17,8 @@ package temporalengine
 import (
 	"time"
 
+	"github.com/kosong-host/kosong-host/host/approval"
+
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/providers"
 )
@@ -53,8 +55,12 @@ const OutcomeUnknown = "outcome unknown: the worker running it stopped; the call
 type SessionInput struct {
 	// WorkDir is the session's folder, on the workers.
 	WorkDir string
-	// Yolo approves every action (no one can be asked on a worker yet).
-	Yolo bool
+	// Yolo approves every action; Unattended rejects those that need an
+	// approval (one-shot runs, as in process); else approvals are asked of
+	// the session's clients (UpdateApprove), the workflow waiting with no
+	// process busy.
+	Yolo       bool
+	Unattended bool
 	// PlanMode starts the session in plan mode.
 	PlanMode bool
 	// MaxStepsPerTurn bounds a turn (0: loop.DefaultMaxStepsPerTurn).
@@ -88,8 +94,9 @@ type SessionResult struct {
 
 // OpenRequest is what a worker opens a session's conversation with.
 type OpenRequest struct {
-	WorkDir string
-	Yolo    bool
+	WorkDir    string
+	Yolo       bool
+	Unattended bool
 }
 
 // ModelInput is one model request.
@@ -118,6 +125,10 @@ type ToolInput struct {
 	Open     OpenRequest
 	PlanMode bool
 	Call     providers.ToolCall
+	// Decided are the answers to the approvals the call asked so far;
+	// ForSession the actions approved for the session.
+	Decided    []Decided
+	ForSession []string
 }
 
 // ToolOutput is a tool call's result as its tool message.
@@ -125,4 +136,7 @@ type ToolOutput struct {
 	Message providers.Message
 	// Rejected: the call was rejected without feedback; the turn stops.
 	Rejected bool
+	// Asks is an approval the call needs: the call stopped at it and runs
+	// again once it is answered.
+	Asks *approval.Request
 }

@@ -33,6 +33,7 @@ type session struct {
 
 	// sctx is the open worker session's context (nil before the first).
 	sctx workflow.Context
+	appr approvals
 	// lost marks sctx's worker as gone, seen by a timed out activity
 	// before the session's own heartbeat says so.
 	lost bool
@@ -70,6 +71,9 @@ func Workflow(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 		}
 		return nil
 	}}); err != nil {
+		return SessionResult{}, err
+	}
+	if err := s.setApprovalHandlers(ctx); err != nil {
 		return SessionResult{}, err
 	}
 	closeCh := workflow.GetSignalChannel(ctx, SignalClose)
@@ -129,7 +133,9 @@ func workerLost(sctx workflow.Context, err error) bool {
 	return errors.As(err, &ce) && workflow.GetSessionInfo(sctx).SessionState == workflow.SessionStateFailed
 }
 
-func (s *session) open() OpenRequest { return OpenRequest{WorkDir: s.in.WorkDir, Yolo: s.in.Yolo} }
+func (s *session) open() OpenRequest {
+	return OpenRequest{WorkDir: s.in.WorkDir, Yolo: s.in.Yolo, Unattended: s.in.Unattended}
+}
 
 // turn runs one turn: steps until the model calls no tool, a call is
 // rejected without feedback, the step limit or an error.
@@ -218,22 +224,9 @@ func (s *session) calls(ctx workflow.Context, step int, resp ModelOutput, out *T
 		}
 		futures := make([]workflow.Future, len(calls))
 		for i, c := range calls {
-			if done[i] {
-				continue
+			if !done[i] {
+				futures[i] = s.runTool(sctx, id, fmt.Sprintf("tool/%d/%s/%d", step, c.ID, losses), c, slices.Contains(resp.Repeatable, c.Name), nil)
 			}
-			attempts := int32(1)
-			if slices.Contains(resp.Repeatable, c.Name) {
-				attempts = 3
-			}
-			// The activity is keyed by the call id (and the step and
-			// worker, since models number calls per response).
-			actx := workflow.WithActivityOptions(sctx, workflow.ActivityOptions{
-				ActivityID:          fmt.Sprintf("tool/%d/%s/%d", step, c.ID, losses),
-				StartToCloseTimeout: 24 * time.Hour,
-				HeartbeatTimeout:    s.in.Heartbeat,
-				RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: attempts},
-			})
-			futures[i] = workflow.ExecuteActivity(actx, ActivityTool, ToolInput{Session: id, Open: s.open(), PlanMode: s.planMode, Call: c})
 		}
 		again := false
 		for i, c := range calls {
@@ -242,6 +235,16 @@ func (s *session) calls(ctx workflow.Context, step int, resp ModelOutput, out *T
 			}
 			var res ToolOutput
 			err := futures[i].Get(ctx, &res)
+			var decided []Decided
+			for n := 1; err == nil && res.Asks != nil; n++ {
+				// Stopped at an approval: wait for the answer, then run
+				// the call again with it.
+				if decided, err = s.await(ctx, *res.Asks, decided); err == nil {
+					res = ToolOutput{}
+					err = s.runTool(sctx, id, fmt.Sprintf("tool/%d/%s/%d/%d", step, c.ID, losses, n), c,
+						slices.Contains(resp.Repeatable, c.Name), decided).Get(ctx, &res)
+				}
+			}
 			switch {
 			case err == nil:
 				msgs[i], done[i] = res.Message, true
@@ -259,6 +262,24 @@ func (s *session) calls(ctx workflow.Context, step int, resp ModelOutput, out *T
 			return msgs, rejected, nil
 		}
 	}
+}
+
+// runTool starts one tool call activity, keyed by the call id (with the
+// step, the worker and the approval round, since models number calls per
+// response): at most once unless the tool may repeat.
+func (s *session) runTool(sctx workflow.Context, session, activityID string, c providers.ToolCall, repeatable bool, decided []Decided) workflow.Future {
+	attempts := int32(1)
+	if repeatable {
+		attempts = 3
+	}
+	actx := workflow.WithActivityOptions(sctx, workflow.ActivityOptions{
+		ActivityID:          activityID,
+		StartToCloseTimeout: 24 * time.Hour,
+		HeartbeatTimeout:    s.in.Heartbeat,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: attempts},
+	})
+	return workflow.ExecuteActivity(actx, ActivityTool, ToolInput{Session: session, Open: s.open(), PlanMode: s.planMode, Call: c,
+		Decided: decided, ForSession: slices.Clone(s.appr.forSession)})
 }
 
 func toolText(id, text string, isErr bool) providers.Message {

@@ -2,6 +2,7 @@ package temporalengine
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/providers"
 )
@@ -224,3 +226,92 @@ func (quietLogger) Debug(string, ...any) {}
 func (quietLogger) Info(string, ...any)  {}
 func (quietLogger) Warn(string, ...any)  {}
 func (quietLogger) Error(string, ...any) {}
+
+// TestWorkflowApprovalAnHourLater: a call that needs an approval waits
+// for it in the workflow, with no activity running; answered an hour
+// later (workflow time) it runs again with the answer and the turn
+// resumes. "Approve for the session" answers the same action's next ask.
+func TestWorkflowApprovalAnHourLater(t *testing.T) {
+	shell := func(id string) providers.ToolCall {
+		return providers.ToolCall{ID: id, Name: "Shell", Arguments: `{"command":"make"}`}
+	}
+	req := func(id string) *approval.Request {
+		return &approval.Request{ToolCallID: id, Plugin: "shell", ToolName: "Shell", Action: "run command", Description: "make"}
+	}
+	var runs []ToolInput
+	var mu sync.Mutex
+	f := &fakeWorker{calls: map[string]int{}, answers: []func() (ModelOutput, error){
+		answer("", shell("call_a")), answer("", shell("call_b")), answer("built")}}
+	tool := func(ctx context.Context, in ToolInput) (ToolOutput, error) {
+		mu.Lock()
+		runs = append(runs, in)
+		mu.Unlock()
+		key := req(in.Call.ID).SessionKey()
+		if slices.Contains(in.ForSession, key) || slices.ContainsFunc(in.Decided, func(d Decided) bool { return d.Key == key && d.Approved }) {
+			return ok("built " + in.Call.ID)(0)
+		}
+		return ToolOutput{Asks: req(in.Call.ID)}, nil
+	}
+
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(quietLogger{})
+	env := suite.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
+	env.RegisterWorkflowWithOptions(Workflow, workflowOptions())
+	env.RegisterActivityWithOptions(f.model, activity.RegisterOptions{Name: ActivityModel})
+	env.RegisterActivityWithOptions(tool, activity.RegisterOptions{Name: ActivityTool})
+	env.RegisterActivityWithOptions(f.close, activity.RegisterOptions{Name: ActivityClose})
+	start := env.Now()
+	var answeredAt time.Time
+	var out TurnOutcome
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(UpdateTurn, "turn", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("turn rejected: %v", err) },
+			OnComplete: func(v any, err error) {
+				out = v.(TurnOutcome)
+				env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalClose, nil) }, time.Second)
+			},
+		}, "build it")
+	}, time.Second)
+	env.RegisterDelayedCallback(func() {
+		v, err := env.QueryWorkflow(QueryApprovals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pending []Pending
+		if err := v.Get(&pending); err != nil || len(pending) != 1 || pending[0].Request.ToolCallID != "call_a" {
+			t.Fatalf("pending after an hour: %+v, %v", pending, err)
+		}
+		env.UpdateWorkflow(UpdateApprove, "no such call", &testsuite.TestUpdateCallback{
+			OnAccept: func() { t.Error("an answer to a call that waits for none was accepted") },
+			OnReject: func(error) {}, OnComplete: func(any, error) {},
+		}, Answer{ToolCallID: "call_zzz", Answer: approval.Approve})
+		answeredAt = env.Now()
+		env.UpdateWorkflow(UpdateApprove, "answer", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("answer rejected: %v", err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
+		}, Answer{ToolCallID: "call_a", Answer: approval.ApproveForSession})
+	}, time.Hour)
+	env.ExecuteWorkflow(WorkflowName, SessionInput{WorkDir: "/w"})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatalf("%+v", err)
+	}
+	if answeredAt.Sub(start) < time.Hour {
+		t.Errorf("answered after %s of workflow time, want an hour", answeredAt.Sub(start))
+	}
+	if out.Reason != loop.StopDone || out.Steps != 3 {
+		t.Errorf("turn: %+v", out)
+	}
+	var res SessionResult
+	if err := env.GetWorkflowResult(&res); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"user:build it", "assistant:", "tool:built call_a", "assistant:", "tool:built call_b", "assistant:built"}
+	if got := texts(res.History); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("history:\n got %q\nwant %q", got, want)
+	}
+	// call_a: asked, then run with the answer; call_b: approved for the
+	// session, run once.
+	if len(runs) != 3 || len(runs[1].Decided) != 1 || !runs[1].Decided[0].Approved || runs[2].Call.ID != "call_b" || len(runs[2].ForSession) != 1 {
+		t.Errorf("tool runs: %+v", runs)
+	}
+}
