@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/worker"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/kosong-host/kosong-host/host/temporalengine"
@@ -245,6 +246,13 @@ agent:
 	}
 	if !bytes.Contains(raw, []byte("line")) {
 		t.Error("the history lacks the session's content: the key check proves nothing")
+	}
+	if path := os.Getenv("KOSONG_RECORD_TEMPORAL_HISTORY"); path != "" {
+		// host/temporalengine/testdata's recorded session is made so.
+		b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
+		if err != nil || os.WriteFile(path, b, 0o644) != nil {
+			t.Fatalf("recording the history: %v", err)
+		}
 	}
 	replayer := worker.NewWorkflowReplayer()
 	temporalengine.RegisterReplay(replayer)
