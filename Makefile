@@ -95,6 +95,8 @@ bench: build
 	@printf '  %-18s %6d KB\n' "$(BIN)/kosong-host" "$$(du -k $(BIN)/kosong-host | cut -f1)" "$(BIN)/" "$$(du -sk $(BIN) | cut -f1)"
 	@echo "plugins started when first needed against --eager-plugins (BenchmarkFirstRequestLazyVsEager, above):"
 	@grep -A3 '^first model request after exec' $(BENCH_REPORT) || true
+	@echo "a step on the Temporal engine against in-process (the CLI's dev server; skipped unless built, see .ci/run):"
+	$(GO) test -run '^$$' -bench BenchmarkStep -benchtime 1x -count 1 ./host/temporalengine/
 
 # Runs each fuzz target for FUZZTIME, one after the other (go test -fuzz takes
 # one package and one target). A failing input is written to the package's

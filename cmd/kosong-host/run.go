@@ -64,6 +64,8 @@ type runFlags struct {
 	noStdin bool
 	// limits: --max-turns, --max-tokens, --max-budget-usd.
 	limits loop.Limits
+	// engine says where the turns run (temporal.go).
+	engine engineFlags
 }
 
 func newRunCmd(g *globals) *cobra.Command {
@@ -103,6 +105,9 @@ allows them, unless --yolo is given.`,
 			if attach.url != "" {
 				return runAttached(cmd.Context(), cmd.Flags(), f, attach, args, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
+			if f.engine.engine != "inprocess" {
+				return runTemporal(cmd, f, promptArgs(f, args))
+			}
 			return runAgent(cmd, g, f, promptArgs(f, args))
 		},
 	}
@@ -126,6 +131,7 @@ allows them, unless --yolo is given.`,
 	fl.BoolVar(&f.plan, "plan", false, "start in plan mode: the model explores with read-only tools and presents a plan for approval before changing anything (/plan toggles it)")
 	fl.BoolVar(&f.watchAgent, "watch-agent", false, "reload the agent when agent.yaml (its extend chain) or its lock file changes, checked before every step")
 	fl.BoolVar(&f.noStdin, "no-stdin", false, "never read stdin as the prompt or as context of -p (otherwise piped stdin that sends nothing for 2s is left unread)")
+	addEngineFlags(fl, &f.engine)
 	fl.BoolVarP(&f.interactive, "interactive", "i", false, "run the interactive session even when stdin is not a terminal (prompts and approval answers are read line by line)")
 	return cmd
 }

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/log"
+
+	"github.com/kosong-host/kosong-host/host/approval"
+	"github.com/kosong-host/kosong-host/host/conversation"
+	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/temporalengine"
+)
+
+// engineFlags say where a session's turns run: in this process (the
+// default) or on Temporal.
+type engineFlags struct {
+	engine    string
+	temporal  string
+	namespace string
+	taskQueue string
+	heartbeat time.Duration
+}
+
+func addTemporalFlags(fl *pflag.FlagSet, e *engineFlags) {
+	fl.StringVar(&e.temporal, "temporal", "", "the Temporal server's frontend, HOST:PORT")
+	fl.StringVar(&e.namespace, "namespace", "default", "the Temporal namespace")
+	fl.StringVar(&e.taskQueue, "task-queue", temporalengine.DefaultTaskQueue, "the Temporal task queue of the session workflows and their workers")
+}
+
+// addEngineFlags adds --engine and the Temporal flags to run.
+func addEngineFlags(fl *pflag.FlagSet, e *engineFlags) {
+	fl.StringVar(&e.engine, "engine", "inprocess", "where the session's turns run: inprocess, or temporal (on the workers of --temporal; see docs/scaling.md)")
+	addTemporalFlags(fl, e)
+	fl.DurationVar(&e.heartbeat, "heartbeat-timeout", temporalengine.DefaultHeartbeat, "with --engine temporal: how soon a stopped worker is noticed (the heartbeat timeout of its tool calls, model requests and sessions)")
+}
+
+// dialTimeout bounds the connection to the Temporal server.
+const dialTimeout = 15 * time.Second
+
+// dialTemporal connects to the Temporal server of e.
+func dialTemporal(ctx context.Context, e *engineFlags, stderr io.Writer) (client.Client, error) {
+	if e.temporal == "" {
+		return nil, exitCode(2, errors.New("--temporal HOST:PORT is required: the Temporal server's frontend"))
+	}
+	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	c, err := client.DialContext(dctx, client.Options{HostPort: e.temporal, Namespace: e.namespace, Logger: logger})
+	if err != nil {
+		return nil, exitCode(1, fmt.Errorf("connecting to Temporal at %s: %w", e.temporal, err))
+	}
+	return c, nil
+}
+
+// runTemporal runs one turn (-p) of a new session on Temporal: the
+// session workflow's workers run it; this process only starts it and
+// waits for its answer.
+func runTemporal(cmd *cobra.Command, f *runFlags, args []string) error {
+	stdin, stdout, stderr := cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()
+	switch {
+	case f.engine.engine != "temporal":
+		return exitCode(2, fmt.Errorf("invalid --engine %q: use inprocess or temporal", f.engine.engine))
+	case f.outputFormat != "text":
+		return exitCode(2, errors.New("--engine temporal writes text output only"))
+	case f.wire || f.resume != "" || f.cont:
+		return exitCode(2, errors.New("--engine temporal runs a new session's one turn (-p): --wire, --resume and --continue are for the in-process engine"))
+	case f.engine.heartbeat < time.Second:
+		return exitCode(2, fmt.Errorf("invalid --heartbeat-timeout %s: it must be at least 1s", f.engine.heartbeat))
+	case f.maxSteps < 1:
+		return exitCode(2, fmt.Errorf("invalid --max-steps-per-turn %d: it must be at least 1", f.maxSteps))
+	}
+	mode, err := decideMode(f, args, stdin, isTerminal(stdin), stderr)
+	if err != nil {
+		return exitCode(2, err)
+	}
+	if !mode.oneShot {
+		return exitCode(2, errors.New("--engine temporal runs one turn: give the prompt with -p"))
+	}
+	workDir, err := os.Getwd()
+	if err != nil {
+		return exitCode(2, err)
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	c, err := dialTemporal(ctx, &f.engine, stderr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	sess, err := temporalengine.Start(ctx, c, f.engine.taskQueue, temporalengine.SessionInput{
+		WorkDir: workDir, Yolo: f.yolo, Unattended: !f.yolo, PlanMode: f.plan, MaxStepsPerTurn: f.maxSteps, Heartbeat: f.engine.heartbeat})
+	if err != nil {
+		return exitCode(1, err)
+	}
+	fmt.Fprintf(stderr, "session %s on Temporal (workflow %s)\n", sess.ID(), sess.WorkflowID())
+	return engineOneShot(ctx, sess, mode.input, stdout, stderr)
+}
+
+// engineOneShot runs one turn of an engine's session and prints its
+// answer as oneShot does in text mode.
+func engineOneShot(ctx context.Context, eng conversation.Engine, input string, stdout, stderr io.Writer) error {
+	defer eng.Close()
+	res, err := eng.Turn(ctx, input)
+	text, answered := finalText(eng.History())
+	if err != nil {
+		fmt.Fprintln(stderr, "error: "+err.Error())
+	} else if text != "" && answered {
+		fmt.Fprint(stdout, text)
+		if !strings.HasSuffix(text, "\n") {
+			fmt.Fprintln(stdout)
+		}
+	}
+	return turnExit(res, err, 0, false)
+}
+
+// newWorkerCmd is `kosong-host worker`: a Temporal worker that runs
+// session workflows and their activities and hosts their plugins.
+func newWorkerCmd(g *globals) *cobra.Command {
+	f, e := &runFlags{}, &engineFlags{}
+	cmd := &cobra.Command{
+		Use:   "worker --temporal HOST:PORT",
+		Short: "Run a Temporal worker: it runs sessions started with --engine temporal and hosts their plugins",
+		Long: `Run a Temporal worker for sessions started with run --engine temporal.
+
+The worker runs the session workflows of the task queue and their
+activities: each model request (with this worker's provider, model and
+keys, which never enter the workflow's history) and each tool call (with
+this worker's agent and plugins, opened for the session's folder). A
+session's tool calls run on one worker; when it stops, the session goes on
+on another. It runs until SIGINT or SIGTERM. See docs/scaling.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runWorker(cmd, g, f, e)
+		},
+	}
+	fl := cmd.Flags()
+	addTemporalFlags(fl, e)
+	fl.StringVar(&f.provider, "provider", "", "model provider (as for run)")
+	fl.StringVar(&f.model, "model", "", "a model alias of the configuration file, or a model name")
+	fl.StringVar(&f.config, "config", "", "configuration file of providers and model aliases")
+	fl.StringVar(&f.baseURL, "base-url", "", "API base URL (overrides {PROVIDER}_BASE_URL)")
+	fl.StringVar(&f.script, "script", "", "script file of the scripted provider")
+	fl.Int64Var(&f.contextSize, "max-context-size", 0, "the model's context window in tokens")
+	return cmd
+}
+
+func runWorker(cmd *cobra.Command, g *globals, f *runFlags, e *engineFlags) error {
+	stderr := cmd.ErrOrStderr()
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if _, err := g.conversationConfig(f, "/"); err != nil {
+		return exitCode(2, err)
+	}
+	c, err := dialTemporal(ctx, e, stderr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	acts := temporalengine.NewActivities(func(ctx context.Context, req temporalengine.OpenRequest, ask approval.Asker) (temporalengine.Hosted, error) {
+		cfg, err := g.conversationConfig(f, req.WorkDir)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case req.Yolo:
+			cfg.Approval = approval.ModeYolo
+		case req.Unattended:
+			cfg.Approval = approval.ModeUnattended
+		default: // asked of the session's clients through the workflow
+			cfg.Approval, cfg.Ask = approval.ModeAsk, ask
+		}
+		cfg.Observer = loop.ObserverFunc(func(loop.Event) {})
+		return conversation.Open(context.WithoutCancel(ctx), cfg)
+	})
+	defer acts.Close()
+	w := temporalengine.NewWorker(c, e.taskQueue, acts)
+	if err := w.Start(); err != nil {
+		return exitCode(1, fmt.Errorf("starting the worker: %w", err))
+	}
+	fmt.Fprintf(stderr, "worker of task queue %s on Temporal %s (namespace %s)\n", e.taskQueue, e.temporal, e.namespace)
+	<-ctx.Done()
+	w.Stop()
+	return nil
+}

@@ -1,0 +1,142 @@
+// Package temporalengine runs sessions on Temporal: the session is a
+// workflow whose state is the history, the step counter and plan mode;
+// each model request and each tool call is an activity. The activities
+// run in a Temporal worker session, so a session's tool calls run on one
+// worker, which opens the session with conversation.Open (the one
+// assembly) and hosts its plugin processes; provider keys stay on the
+// workers and never enter the workflow's history.
+//
+// A tool call is run at most once unless its tool is annotated read-only
+// or idempotent: a side-effecting call whose worker stopped mid-call is
+// answered "outcome unknown" and never repeated; a read-only one is run
+// again on another worker. Tool calls and model requests heartbeat (a
+// host timer, and the plugin's progress reports), so the death of a
+// worker is noticed within the heartbeat timeout.
+package temporalengine
+
+import (
+	"time"
+
+	"github.com/kosong-host/kosong-host/host/approval"
+
+	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+// Names of the workflow, its activities, update, query and signals as
+// registered on the workers.
+const (
+	WorkflowName  = "kosong.Session"
+	ActivityModel = "kosong.ModelRequest"
+	ActivityTool  = "kosong.ToolCall"
+	ActivityClose = "kosong.CloseSession"
+	// UpdateTurn runs a turn; its result is a TurnOutcome.
+	UpdateTurn = "turn"
+	// QueryHistory answers the history.
+	QueryHistory = "history"
+	// SignalClose ends the session once no turn runs.
+	SignalClose = "close"
+	// SignalPlanMode turns plan mode on or off (a bool).
+	SignalPlanMode = "plan_mode"
+)
+
+// DefaultTaskQueue is the task queue of workers and sessions when none is given.
+const DefaultTaskQueue = "kosong-host"
+
+// DefaultHeartbeat is the heartbeat timeout of tool calls, model requests
+// and worker sessions when the session's input gives none.
+const DefaultHeartbeat = 20 * time.Second
+
+// OutcomeUnknown answers a side-effecting tool call whose worker stopped
+// while it ran; the call is not repeated.
+const OutcomeUnknown = "outcome unknown: the worker running it stopped; the call was not repeated"
+
+// SessionInput starts a session workflow.
+type SessionInput struct {
+	// WorkDir is the session's folder, on the workers.
+	WorkDir string
+	// Yolo approves every action; Unattended rejects those that need an
+	// approval (one-shot runs, as in process); else approvals are asked of
+	// the session's clients (UpdateApprove), the workflow waiting with no
+	// process busy.
+	Yolo       bool
+	Unattended bool
+	// PlanMode starts the session in plan mode.
+	PlanMode bool
+	// MaxStepsPerTurn bounds a turn (0: loop.DefaultMaxStepsPerTurn).
+	MaxStepsPerTurn int
+	// Retry is the retry policy of model requests (zero: the default).
+	Retry providers.RetryPolicy
+	// Heartbeat is the heartbeat timeout (0: DefaultHeartbeat).
+	Heartbeat time.Duration
+	// History is the conversation so far (a resumed session).
+	History []providers.Message
+}
+
+// TurnOutcome sums up a turn.
+type TurnOutcome struct {
+	Steps     int
+	Reason    loop.StopReason
+	ModelStop providers.StopReason
+	Usage     providers.Usage
+	// Error is the error that ended the turn ("" for none).
+	Error string
+	// Workers counts the worker sessions the turn used (more than one
+	// when a worker stopped).
+	Workers int
+}
+
+// SessionResult is what the workflow returns when it is closed.
+type SessionResult struct {
+	History []providers.Message
+	Turns   int
+}
+
+// OpenRequest is what a worker opens a session's conversation with.
+type OpenRequest struct {
+	WorkDir    string
+	Yolo       bool
+	Unattended bool
+}
+
+// ModelInput is one model request.
+type ModelInput struct {
+	// Session is the worker session's id: the worker's conversation of it.
+	Session  string
+	Open     OpenRequest
+	PlanMode bool
+	History  []providers.Message
+}
+
+// ModelOutput is the model's final message of a request; the deltas
+// never enter the history.
+type ModelOutput struct {
+	Message providers.Message
+	Usage   providers.Usage
+	Stop    providers.StopReason
+	// Repeatable names the tools of the message's calls that are annotated
+	// read-only or idempotent: their calls may run again.
+	Repeatable []string
+}
+
+// ToolInput is one tool call.
+type ToolInput struct {
+	Session  string
+	Open     OpenRequest
+	PlanMode bool
+	Call     providers.ToolCall
+	// Decided are the answers to the approvals the call asked so far;
+	// ForSession the actions approved for the session.
+	Decided    []Decided
+	ForSession []string
+}
+
+// ToolOutput is a tool call's result as its tool message.
+type ToolOutput struct {
+	Message providers.Message
+	// Rejected: the call was rejected without feedback; the turn stops.
+	Rejected bool
+	// Asks is an approval the call needs: the call stopped at it and runs
+	// again once it is answered.
+	Asks *approval.Request
+}

@@ -1,0 +1,309 @@
+package temporalengine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/providers"
+)
+
+// maxWorkerLosses bounds the worker sessions one request or call may use
+// before the turn fails.
+const maxWorkerLosses = 3
+
+// ErrorProvider is the type of the application error a model request
+// fails with for good (the provider said it is not worth retrying).
+const ErrorProvider = "ProviderError"
+
+// session is the workflow's state: deterministic, rebuilt by replay.
+type session struct {
+	in       SessionInput
+	history  []providers.Message
+	planMode bool
+	turns    int
+	busy     bool
+	closed   bool
+
+	// sctx is the open worker session's context (nil before the first).
+	sctx workflow.Context
+	appr approvals
+	// lost marks sctx's worker as gone, seen by a timed out activity
+	// before the session's own heartbeat says so.
+	lost bool
+}
+
+// Workflow is the session workflow: it runs the turns sent as UpdateTurn,
+// one at a time, until SignalClose.
+func Workflow(ctx workflow.Context, in SessionInput) (SessionResult, error) {
+	if in.MaxStepsPerTurn <= 0 {
+		in.MaxStepsPerTurn = loop.DefaultMaxStepsPerTurn
+	}
+	if in.Heartbeat <= 0 {
+		in.Heartbeat = DefaultHeartbeat
+	}
+	if in.Retry.Attempts <= 0 {
+		in.Retry = providers.DefaultRetryPolicy
+	}
+	s := &session{in: in, history: slices.Clone(in.History), planMode: in.PlanMode}
+	if err := workflow.SetQueryHandler(ctx, QueryHistory, func() ([]providers.Message, error) {
+		return s.history, nil
+	}); err != nil {
+		return SessionResult{}, err
+	}
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateTurn, func(ctx workflow.Context, input string) (TurnOutcome, error) {
+		s.busy = true
+		defer func() { s.busy = false }()
+		s.turns++
+		return s.turn(ctx, input), nil
+	}, workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, input string) error {
+		switch {
+		case s.closed:
+			return errors.New("the session is closed")
+		case s.busy:
+			return errors.New("An agent turn is already in progress")
+		}
+		return nil
+	}}); err != nil {
+		return SessionResult{}, err
+	}
+	if err := s.setApprovalHandlers(ctx); err != nil {
+		return SessionResult{}, err
+	}
+	closeCh := workflow.GetSignalChannel(ctx, SignalClose)
+	planCh := workflow.GetSignalChannel(ctx, SignalPlanMode)
+	for !s.closed {
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(closeCh, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); s.closed = true })
+		sel.AddReceive(planCh, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &s.planMode) })
+		sel.Select(ctx)
+	}
+	if err := workflow.Await(ctx, func() bool { return !s.busy && workflow.AllHandlersFinished(ctx) }); err != nil {
+		return SessionResult{}, err
+	}
+	if s.sctx != nil && workflow.GetSessionInfo(s.sctx).SessionState == workflow.SessionStateOpen {
+		actx := workflow.WithActivityOptions(s.sctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+		_ = workflow.ExecuteActivity(actx, ActivityClose, workflow.GetSessionInfo(s.sctx).SessionID).Get(ctx, nil)
+		// The session itself ends with the workflow: its worker frees
+		// the slot at its next session heartbeat.
+	}
+	return SessionResult{History: s.history, Turns: s.turns}, nil
+}
+
+// worker is the open worker session, a new one when there is none or the
+// last one's worker stopped.
+func (s *session) worker(ctx workflow.Context, out *TurnOutcome) (workflow.Context, string, error) {
+	if s.sctx != nil && !s.lost && workflow.GetSessionInfo(s.sctx).SessionState == workflow.SessionStateOpen {
+		return s.sctx, workflow.GetSessionInfo(s.sctx).SessionID, nil
+	}
+	if s.sctx != nil {
+		workflow.CompleteSession(s.sctx) // a no-op unless it still looks open
+	}
+	sctx, err := workflow.CreateSession(ctx, &workflow.SessionOptions{
+		ExecutionTimeout: 365 * 24 * time.Hour,
+		CreationTimeout:  10 * time.Minute,
+		HeartbeatTimeout: s.in.Heartbeat,
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("no worker took the session: %w", err)
+	}
+	s.sctx, s.lost = sctx, false
+	out.Workers++
+	return sctx, workflow.GetSessionInfo(sctx).SessionID, nil
+}
+
+// workerLost says whether err means the worker running an activity of
+// sctx stopped: its heartbeat or its session's timed out, or the session
+// failed.
+func workerLost(sctx workflow.Context, err error) bool {
+	if errors.Is(err, workflow.ErrSessionFailed) {
+		return true
+	}
+	var te *temporal.TimeoutError
+	if errors.As(err, &te) && (te.TimeoutType() == enums.TIMEOUT_TYPE_HEARTBEAT || te.TimeoutType() == enums.TIMEOUT_TYPE_SCHEDULE_TO_START) {
+		return true
+	}
+	var ce *temporal.CanceledError
+	return errors.As(err, &ce) && workflow.GetSessionInfo(sctx).SessionState == workflow.SessionStateFailed
+}
+
+func (s *session) open() OpenRequest {
+	return OpenRequest{WorkDir: s.in.WorkDir, Yolo: s.in.Yolo, Unattended: s.in.Unattended}
+}
+
+// turn runs one turn: steps until the model calls no tool, a call is
+// rejected without feedback, the step limit or an error.
+func (s *session) turn(ctx workflow.Context, input string) TurnOutcome {
+	var out TurnOutcome
+	s.history = append(s.history, providers.Message{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart(input)}})
+	for step := 1; ; step++ {
+		if step > s.in.MaxStepsPerTurn {
+			out.Reason, out.Error = loop.StopError, (&loop.MaxStepsError{N: s.in.MaxStepsPerTurn}).Error()
+			return out
+		}
+		resp, err := s.model(ctx, &out)
+		if err != nil {
+			out.Reason, out.Error = loop.StopError, err.Error()
+			return out
+		}
+		out.Usage = addUsage(out.Usage, resp.Usage)
+		out.ModelStop = resp.Stop
+		msgs, rejected, err := s.calls(ctx, step, resp, &out)
+		if err != nil {
+			out.Reason, out.Error = loop.StopError, err.Error()
+			return out
+		}
+		s.history = append(s.history, resp.Message)
+		s.history = append(s.history, msgs...)
+		out.Steps = step
+		switch {
+		case len(resp.Message.ToolCalls) == 0:
+			out.Reason = loop.StopDone
+			return out
+		case rejected:
+			out.Reason = loop.StopRejected
+			return out
+		}
+	}
+}
+
+// model runs the step's model request: retried under the provider's
+// retry policy on its worker, and asked again on another worker when
+// that one stops.
+func (s *session) model(ctx workflow.Context, out *TurnOutcome) (ModelOutput, error) {
+	r := s.in.Retry
+	for losses := 0; ; losses++ {
+		sctx, id, err := s.worker(ctx, out)
+		if err != nil {
+			return ModelOutput{}, err
+		}
+		actx := workflow.WithActivityOptions(sctx, workflow.ActivityOptions{
+			StartToCloseTimeout: time.Hour,
+			HeartbeatTimeout:    s.in.Heartbeat,
+			RetryPolicy: &temporal.RetryPolicy{InitialInterval: max(r.Initial, time.Millisecond), BackoffCoefficient: 2,
+				MaximumInterval: max(r.Max, r.Initial, time.Millisecond), MaximumAttempts: int32(max(r.Attempts, 1)),
+				NonRetryableErrorTypes: []string{ErrorProvider}},
+		})
+		var resp ModelOutput
+		err = workflow.ExecuteActivity(actx, ActivityModel, ModelInput{Session: id, Open: s.open(), PlanMode: s.planMode, History: s.history}).Get(ctx, &resp)
+		if err == nil {
+			return resp, nil
+		}
+		if !workerLost(sctx, err) || losses+1 >= maxWorkerLosses {
+			return ModelOutput{}, errors.New(activityMessage(err))
+		}
+		s.lost = true
+	}
+}
+
+// calls runs the step's tool calls, concurrently, one activity each keyed
+// by the call id, and returns their tool messages in call order.
+func (s *session) calls(ctx workflow.Context, step int, resp ModelOutput, out *TurnOutcome) ([]providers.Message, bool, error) {
+	calls := resp.Message.ToolCalls
+	if len(calls) == 0 {
+		return nil, false, nil
+	}
+	msgs := make([]providers.Message, len(calls))
+	done := make([]bool, len(calls))
+	rejected := false
+	for i, c := range calls {
+		if c.Truncated {
+			msgs[i], done[i] = toolText(c.ID, "The call was cut off by the model's output limit; it was not run.", true), true
+		}
+	}
+	for losses := 0; ; losses++ {
+		sctx, id, err := s.worker(ctx, out)
+		if err != nil {
+			return nil, false, err
+		}
+		futures := make([]workflow.Future, len(calls))
+		for i, c := range calls {
+			if !done[i] {
+				futures[i] = s.runTool(sctx, id, fmt.Sprintf("tool/%d/%s/%d", step, c.ID, losses), c, slices.Contains(resp.Repeatable, c.Name), nil)
+			}
+		}
+		again := false
+		for i, c := range calls {
+			if futures[i] == nil {
+				continue
+			}
+			var res ToolOutput
+			err := futures[i].Get(ctx, &res)
+			var decided []Decided
+			for n := 1; err == nil && res.Asks != nil; n++ {
+				// Stopped at an approval: wait for the answer, then run
+				// the call again with it.
+				if decided, err = s.await(ctx, *res.Asks, decided); err == nil {
+					res = ToolOutput{}
+					err = s.runTool(sctx, id, fmt.Sprintf("tool/%d/%s/%d/%d", step, c.ID, losses, n), c,
+						slices.Contains(resp.Repeatable, c.Name), decided).Get(ctx, &res)
+				}
+			}
+			switch {
+			case err == nil:
+				msgs[i], done[i] = res.Message, true
+				rejected = rejected || res.Rejected
+			case workerLost(sctx, err) && slices.Contains(resp.Repeatable, c.Name) && losses+1 < maxWorkerLosses:
+				s.lost, again = true, true // run again on another worker
+			case workerLost(sctx, err):
+				s.lost = true
+				msgs[i], done[i] = toolText(c.ID, OutcomeUnknown, true), true
+			default:
+				msgs[i], done[i] = toolText(c.ID, "The tool call failed: "+activityMessage(err), true), true
+			}
+		}
+		if !again {
+			return msgs, rejected, nil
+		}
+	}
+}
+
+// runTool starts one tool call activity, keyed by the call id (with the
+// step, the worker and the approval round, since models number calls per
+// response): at most once unless the tool may repeat.
+func (s *session) runTool(sctx workflow.Context, session, activityID string, c providers.ToolCall, repeatable bool, decided []Decided) workflow.Future {
+	attempts := int32(1)
+	if repeatable {
+		attempts = 3
+	}
+	actx := workflow.WithActivityOptions(sctx, workflow.ActivityOptions{
+		ActivityID:          activityID,
+		StartToCloseTimeout: 24 * time.Hour,
+		HeartbeatTimeout:    s.in.Heartbeat,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: attempts},
+	})
+	return workflow.ExecuteActivity(actx, ActivityTool, ToolInput{Session: session, Open: s.open(), PlanMode: s.planMode, Call: c,
+		Decided: decided, ForSession: slices.Clone(s.appr.forSession)})
+}
+
+func toolText(id, text string, isErr bool) providers.Message {
+	return providers.Message{Role: providers.RoleTool, ToolCallID: id, IsError: isErr,
+		Content: []providers.ContentPart{providers.TextPart(text)}}
+}
+
+// activityMessage is the cause of an activity's failure, without
+// Temporal's wrapping.
+func activityMessage(err error) string {
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		return ae.Error()
+	}
+	for u := errors.Unwrap(err); u != nil; u = errors.Unwrap(u) {
+		err = u
+	}
+	return err.Error()
+}
+
+func addUsage(a, b providers.Usage) providers.Usage {
+	a.InputTokens += b.InputTokens
+	a.OutputTokens += b.OutputTokens
+	a.CacheReadTokens += b.CacheReadTokens
+	a.CacheCreationTokens += b.CacheCreationTokens
+	return a
+}
