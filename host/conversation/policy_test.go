@@ -17,8 +17,8 @@ func TestPolicyChecks(t *testing.T) {
 	const sourceAgent = "version: 1\nagent:\n  name: p\n  system_prompt_path: ./s.md\n  tools:\n    - {plugin: echo, source: \"oci://example.com/team/echo:1.0.0\", tools: [Echo]}\n"
 	for _, tc := range []struct {
 		name, policy, agent string
-		yolo, elsewhere    bool // asks for yolo; the agent file is outside the project
-		want               string
+		yolo, elsewhere     bool // asks for yolo; the agent file is outside the project
+		want                string
 	}{
 		{"no rule", "forced: {yolo: allowed}\n", plugAgent, true, false, ""},
 		{"yolo", "forced: {yolo: forbidden}\n", bareAgent, true, false, "yolo (approving every action without asking) is refused by the admin policy POLICY (rule forced.yolo: forbidden)"},
@@ -47,6 +47,25 @@ func TestPolicyChecks(t *testing.T) {
 				t.Fatalf("CheckPolicy: %v, want %q", err, want)
 			}
 		})
+	}
+}
+
+// TestPolicyMCPConfigFile: an MCP server of an MCP configuration file
+// (--mcp-config) is the agent's too.
+func TestPolicyMCPConfigFile(t *testing.T) {
+	cfg := setup(t, map[string]string{"mcp.json": `{"mcpServers": {"files": {"command": "/opt/files/mcp"}}}`})
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(pol, []byte("mcp_servers: {commands: [/usr/local/bin/*]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(policy.EnvVar, pol)
+	if err := CheckPolicy(cfg); err != nil {
+		t.Fatalf("without the file: %v", err)
+	}
+	cfg.Load.MCPConfigFiles = []string{filepath.Join(cfg.WorkDir, "mcp.json")}
+	want := "MCP server files (command /opt/files/mcp) is refused by the admin policy " + pol + " (rule mcp_servers.commands: /usr/local/bin/*)"
+	if err := CheckPolicy(cfg); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("with the file: %v, want %q", err, want)
 	}
 }
 
