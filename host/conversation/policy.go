@@ -10,6 +10,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/agent"
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/distribution"
+	"github.com/kosong-host/kosong-host/host/mcpclient"
 	"github.com/kosong-host/kosong-host/host/policy"
 	"github.com/kosong-host/kosong-host/host/spec"
 )
@@ -48,14 +49,20 @@ func checkPolicy(cfg Config, s *spec.Spec) (*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pol, checkSpecs(pol, files, cfg.projectRoots())
+	return pol, checkSpecs(pol, files, cfg)
 }
 
-// checkSpecs applies pol to the MCP servers and plugins of agent files.
-func checkSpecs(pol *policy.Policy, files []*spec.Spec, roots []string) error {
+// checkSpecs applies pol to the MCP servers (with those of the MCP
+// configuration files, --mcp-config) and plugins of agent files.
+func checkSpecs(pol *policy.Policy, files []*spec.Spec, cfg Config) error {
+	roots := cfg.projectRoots()
 	var errs []error
 	for _, f := range files {
-		for _, m := range f.MCPServers {
+		servers, err := mcpclient.Configs(f, cfg.Load.MCPConfigFiles)
+		if err != nil {
+			servers = f.MCPServers // the load reports the bad file
+		}
+		for _, m := range servers {
 			if m.URL != "" {
 				errs = append(errs, pol.CheckMCPURL(m.Name, m.URL))
 			} else {
@@ -138,7 +145,7 @@ func (asm *assembly) checkSubagentPolicy(s *spec.Spec) error {
 	if asm.policy == nil || asm.policy.Path == "" {
 		return nil
 	}
-	return checkSpecs(asm.policy, []*spec.Spec{s}, asm.cfg.projectRoots())
+	return checkSpecs(asm.policy, []*spec.Spec{s}, asm.cfg)
 }
 
 // CheckPolicy applies the admin policy to cfg's agent as Open does, for a
@@ -174,6 +181,6 @@ func reloadAllowed(cfg Config, pol *policy.Policy) func() error {
 		if err != nil {
 			return nil
 		}
-		return checkSpecs(pol, files, cfg.projectRoots())
+		return checkSpecs(pol, files, cfg)
 	}
 }

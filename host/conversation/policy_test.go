@@ -50,6 +50,25 @@ func TestPolicyChecks(t *testing.T) {
 	}
 }
 
+// TestPolicyMCPConfigFile: an MCP server of an MCP configuration file
+// (--mcp-config) is the agent's too.
+func TestPolicyMCPConfigFile(t *testing.T) {
+	cfg := setup(t, map[string]string{"mcp.json": `{"mcpServers": {"files": {"command": "/opt/files/mcp"}}}`})
+	pol := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(pol, []byte("mcp_servers: {commands: [/usr/local/bin/*]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(policy.EnvVar, pol)
+	if err := CheckPolicy(cfg); err != nil {
+		t.Fatalf("without the file: %v", err)
+	}
+	cfg.Load.MCPConfigFiles = []string{filepath.Join(cfg.WorkDir, "mcp.json")}
+	want := "MCP server files (command /opt/files/mcp) is refused by the admin policy " + pol + " (rule mcp_servers.commands: /usr/local/bin/*)"
+	if err := CheckPolicy(cfg); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("with the file: %v, want %q", err, want)
+	}
+}
+
 // TestPolicyOnReload: a reload is refused before it reads an agent file
 // that now adds a project plugin the policy forbids.
 func TestPolicyOnReload(t *testing.T) {
