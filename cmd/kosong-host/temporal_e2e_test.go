@@ -117,7 +117,8 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 // Shell call that appends a line is never run twice and the model is told
 // its outcome is unknown; the read-only FetchURL call is run again and
 // succeeds; the provider key never enters the workflow's history, which
-// replays deterministically.
+// replays deterministically. The model is told when its session moves to
+// another worker.
 func TestTemporalSessionSurvivesWorkers(t *testing.T) {
 	srv := temporaltest.Start(t)
 	var fetches atomic.Int64
@@ -218,6 +219,11 @@ agent:
 	}
 	if got := toolText(reqs[2], "call_fetch"); !strings.Contains(got, "the fetched page") {
 		t.Errorf("the model saw %q for the FetchURL call run again", got)
+	}
+	for i, r := range reqs[1:] {
+		if last := r.Chat.Messages[len(r.Chat.Messages)-1]; last.Role != "user" || last.Text() != temporalengine.MovedNote {
+			t.Errorf("request %d: the model was not told its session moved to another worker: last message %s %q", i+2, last.Role, last.Text())
+		}
 	}
 
 	// The workflow's history: no provider key in it, and it replays.

@@ -51,6 +51,10 @@ const DefaultHeartbeat = 20 * time.Second
 // while it ran; the call is not repeated.
 const OutcomeUnknown = "outcome unknown: the worker running it stopped; the call was not repeated"
 
+// MovedNote tells the model, before its next request, that the session
+// went on on another worker.
+const MovedNote = "The worker running this session stopped; the session goes on on another worker, whose plugins started afresh: background tasks and the plugins' state (started processes, open connections) are gone."
+
 // SessionInput starts a session workflow.
 type SessionInput struct {
 	// WorkDir is the session's folder, on the workers.

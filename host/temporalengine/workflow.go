@@ -37,6 +37,9 @@ type session struct {
 	// lost marks sctx's worker as gone, seen by a timed out activity
 	// before the session's own heartbeat says so.
 	lost bool
+	// moved: the session went on on another worker; the model is told
+	// before its next request.
+	moved bool
 }
 
 // Workflow is the session workflow: it runs the turns sent as UpdateTurn,
@@ -104,6 +107,7 @@ func (s *session) worker(ctx workflow.Context, out *TurnOutcome) (workflow.Conte
 	}
 	if s.sctx != nil {
 		workflow.CompleteSession(s.sctx) // a no-op unless it still looks open
+		s.moved = true
 	}
 	sctx, err := workflow.CreateSession(ctx, &workflow.SessionOptions{
 		ExecutionTimeout: 365 * 24 * time.Hour,
@@ -190,6 +194,10 @@ func (s *session) model(ctx workflow.Context, out *TurnOutcome) (ModelOutput, er
 				MaximumInterval: max(r.Max, r.Initial, time.Millisecond), MaximumAttempts: int32(max(r.Attempts, 1)),
 				NonRetryableErrorTypes: []string{ErrorProvider}},
 		})
+		if s.moved {
+			s.history = append(s.history, providers.Message{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart(MovedNote)}})
+			s.moved = false
+		}
 		var resp ModelOutput
 		err = workflow.ExecuteActivity(actx, ActivityModel, ModelInput{Session: id, Open: s.open(), PlanMode: s.planMode, History: s.history}).Get(ctx, &resp)
 		if err == nil {

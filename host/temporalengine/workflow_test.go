@@ -156,11 +156,11 @@ func TestWorkflowTurns(t *testing.T) {
 		f: &fakeWorker{answers: []func() (ModelOutput, error){answer("", call), answer("noted")}, tools: map[string]func(int) (ToolOutput, error){
 			"Shell": func(int) (ToolOutput, error) { return ToolOutput{}, temporal.NewHeartbeatTimeoutError() }}},
 		inputs:  []string{"run it"},
-		want:    []string{"user:run it", "assistant:", "tool:" + OutcomeUnknown, "assistant:noted"},
+		want:    []string{"user:run it", "assistant:", "tool:" + OutcomeUnknown, "user:" + MovedNote, "assistant:noted"},
 		reasons: []loop.StopReason{loop.StopDone},
 		calls:   map[string]int{"Shell": 1},
 	}, {
-		name: "a read-only call whose worker stopped runs again",
+		name: "a read-only call whose heartbeat timed out runs again",
 		f: &fakeWorker{answers: []func() (ModelOutput, error){answer("", read), answer("read")}, tools: map[string]func(int) (ToolOutput, error){
 			"ReadFile": func(n int) (ToolOutput, error) {
 				if n == 1 {
