@@ -196,3 +196,25 @@ func TestRunBudgetErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestWireMaxTurns: run --wire --max-turns 1 ends the prompt with status
+// max_turns after a LimitReached event saying so, the call's result kept.
+func TestWireMaxTurns(t *testing.T) {
+	dir, env := t.TempDir(), emptyEnv(t)
+	script := filepath.Join(t.TempDir(), "s.yaml")
+	writeScript(t, script, `turns:
+  - tool_calls:
+      - {id: s1, name: Shell, arguments: {command: "echo hi"}}
+  - text: "Never."
+`)
+	c := startWire(t, dir, env, "--provider", "scripted", "--script", script, "--yolo", "--max-turns", "1")
+	initWire(c)
+	c.request("p1", "prompt", map[string]any{"user_input": "go"})
+	c.event("ToolResult", func(map[string]any) bool { return true })
+	c.event("LimitReached", func(p map[string]any) bool {
+		return p["reason"] == "max_turns" && strings.Contains(fmt.Sprint(p["message"]), "--max-turns")
+	})
+	if r := c.response("p1"); fmt.Sprint(r["result"]) != "map[status:max_turns steps:1]" {
+		t.Fatalf("prompt: %v", r)
+	}
+}

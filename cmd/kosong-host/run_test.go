@@ -41,6 +41,8 @@ func TestTurnExit(t *testing.T) {
 		{"retries exhausted", loop.TurnResult{}, &loop.RetriesExhaustedError{Attempts: 3, Err: retryable}, false, 0, exitProvider, false},
 		{"retries exhausted, stream-json", loop.TurnResult{}, &loop.RetriesExhaustedError{Attempts: 3, Err: retryable}, true, 0, exitProvider, true},
 		{"cancelled", loop.TurnResult{}, context.Canceled, false, 0, exitInterrupted, false},
+		{"max turns", loop.TurnResult{Reason: loop.StopMaxTurns}, nil, false, 0, exitLimit, false},
+		{"max budget after a refused call", loop.TurnResult{Reason: loop.StopMaxBudget}, nil, true, 1, exitLimit, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

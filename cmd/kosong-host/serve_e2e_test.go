@@ -460,6 +460,13 @@ func TestServeTwoSessionsApproval(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, a.ID) || !strings.Contains(r.stdout, b.ID) || !strings.Contains(r.stdout, "idle") {
 		t.Fatalf("sessions --server: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// The server's audit log has session A's call, with its session.
+	r = runHostEnv(t, dirA, env, "", "audit", "--server", "--json")
+	var calls []struct{ Session, CallID, Tool, Status string }
+	if err := json.Unmarshal([]byte(r.stdout), &calls); err != nil || len(calls) != 1 || calls[0].Session != a.ID ||
+		calls[0].CallID != "c1" || calls[0].Status != "ok" {
+		t.Fatalf("audit --server (%v): %d\n%s%s", err, r.code, r.stdout, r.stderr)
+	}
 }
 
 // TestServeBadInput: the refusals of the API, each with its status and

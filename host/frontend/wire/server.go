@@ -253,6 +253,10 @@ func (s *server) prompt(m message) {
 			s.peer.respond(m.ID, map[string]any{"status": "cancelled", "steps": res.Steps}, nil)
 		case errors.As(err, &me):
 			s.peer.respond(m.ID, map[string]any{"status": "max_steps_reached", "steps": res.Steps}, nil)
+		case err == nil && res.Reason.AtLimit():
+			// --max-turns, --max-tokens, --max-budget-usd (a LimitReached
+			// event said which).
+			s.peer.respond(m.ID, map[string]any{"status": string(res.Reason), "steps": res.Steps}, nil)
 		case err != nil && isProviderError(err):
 			s.peer.respond(m.ID, nil, &rpcError{Code: providerCode(err), Message: err.Error()})
 		case err != nil:
