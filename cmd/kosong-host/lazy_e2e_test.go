@@ -110,3 +110,25 @@ func TestLazyRunStartsAtFirstCall(t *testing.T) {
 		t.Fatalf("first call: %d starts, want 1\n%s\n%s", starts(r.stderr), r.stdout, r.stderr)
 	}
 }
+
+// TestLazyDefaultAgent: the default agent's plugins (built-ins, the file
+// plugin in a sandbox naming the session's state dir) are all listed
+// from their declarations once kept, from one session to the next.
+func TestLazyDefaultAgent(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{declcache.CacheDirEnv + "=" + t.TempDir()}
+	var outs []string
+	for i, want := range []int{-1, 0} {
+		r := runHostEnv(t, dir, env, "", "--log-level", "debug", "tools", "list")
+		if r.code != 0 || !strings.Contains(r.stdout, "built-in default") {
+			t.Fatalf("tools list %d: exit %d\n%s\n%s", i, r.code, r.stdout, r.stderr)
+		}
+		if n := starts(r.stderr); want >= 0 && n != want || want < 0 && n == 0 {
+			t.Fatalf("tools list %d: %d starts\n%s", i, n, r.stderr)
+		}
+		outs = append(outs, r.stdout)
+	}
+	if outs[0] != outs[1] {
+		t.Fatalf("the listings differ:\n%s\n%s", outs[0], outs[1])
+	}
+}

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/kosong-host/kosong-host/host/declcache"
 	"github.com/kosong-host/kosong-host/host/pins"
 	"github.com/kosong-host/kosong-host/host/proc"
+	"github.com/kosong-host/kosong-host/host/sandbox"
 	"github.com/kosong-host/kosong-host/host/supervise"
 	"github.com/kosong-host/kosong-host/pluginsdk/arguments"
 	"github.com/kosong-host/kosong-host/pluginsdk/limits"
@@ -81,7 +83,29 @@ func (cfg Config) getenv() func(string) string {
 func (pr *prepared) loadKey(descKey string, opts Options) string {
 	p := pr.plugin
 	return declcache.Key("load", declVersion, descKey, pr.toLoad, pr.configs, p.host.Offered(), opts.Model,
-		p.stateDir != "", pr.sp.Config.Sandbox)
+		p.stateDir != "", sessionFree(pr.sp.Config.Sandbox, opts.StateDir))
+}
+
+// sessionFree is the sandbox policy with the session's state dir (each
+// session's own) named by a placeholder, so that the key holds from one
+// session to the next.
+func sessionFree(sb *sandbox.Policy, stateDir string) *sandbox.Policy {
+	if sb == nil || stateDir == "" {
+		return sb
+	}
+	cp := *sb
+	free := func(paths []string) []string {
+		out := make([]string, len(paths))
+		for i, path := range paths {
+			if rel, err := filepath.Rel(stateDir, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+				path = filepath.Join("$STATE_DIR", rel)
+			}
+			out[i] = path
+		}
+		return out
+	}
+	cp.Read, cp.Write = free(sb.Read), free(sb.Write)
+	return &cp
 }
 
 // loadDeclared loads sp from the declaration cache without starting it;
