@@ -39,18 +39,24 @@ func (t *tool) Annotations() toolset.Annotations { return t.annotations }
 // the process still answers within the grace period.
 func (t *tool) Call(ctx context.Context, id string, args json.RawMessage) toolset.Result {
 	sup := t.plugin.sup
+	// Starting the plugin (at its first call, or again after a crash) is
+	// bounded by the start timeout, not by the call's.
+	resume := toolset.PauseTimeout(ctx)
 	cur, err := sup.Get(ctx)
 	if err != nil {
+		resume()
 		return toolset.RuntimeError(err)
 	}
 	if t.plugin.release != nil {
 		if err := t.plugin.loadedInto(ctx, cur); err != nil {
+			resume()
 			if cur.Exited() {
 				sup.Broken(cur)
 			}
 			return toolset.RuntimeError(err)
 		}
 	}
+	resume()
 	release := sup.Guard(ctx, cur)
 	defer t.plugin.calls.start(id, t.spec.Name)()
 	defer t.routeProgress(ctx, id)()

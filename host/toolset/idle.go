@@ -3,6 +3,7 @@ package toolset
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 )
 
@@ -16,25 +17,77 @@ var errTimedOut = errors.New("the tool call timed out")
 
 // KeepAlive restarts the timeout clock of the call whose context ctx is (or
 // derives from); tools call it when they report progress. It does nothing
-// for a call without a timeout or one that has already timed out.
+// for a call without a timeout, one that has already timed out, or one
+// whose clock is paused.
 func KeepAlive(ctx context.Context) {
-	if f, ok := ctx.Value(keepAliveKey{}).(func()); ok {
-		f()
+	if c, ok := ctx.Value(keepAliveKey{}).(*idleClock); ok {
+		c.keepAlive()
+	}
+}
+
+// PauseTimeout stops the timeout clock of ctx's call until resume is
+// called, which starts it afresh: the time a plugin takes to start (first
+// started at this call, or restarted after a crash) is bounded by the start
+// timeout, not taken from the call's own. Cancelling the call still ends
+// it. It does nothing for a call without a timeout.
+func PauseTimeout(ctx context.Context) (resume func()) {
+	c, ok := ctx.Value(keepAliveKey{}).(*idleClock)
+	if !ok {
+		return func() {}
+	}
+	c.mu.Lock()
+	c.paused++
+	c.timer.Stop()
+	c.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.paused--; c.paused == 0 && c.ctx.Err() == nil {
+				c.timer.Reset(c.d)
+			}
+		})
+	}
+}
+
+// idleClock is a call's timeout clock.
+type idleClock struct {
+	ctx    context.Context
+	d      time.Duration
+	timer  *time.Timer
+	mu     sync.Mutex
+	paused int
+}
+
+func (c *idleClock) keepAlive() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.paused == 0 && c.ctx.Err() == nil {
+		c.timer.Reset(c.d)
 	}
 }
 
 // withIdleTimeout returns a context that ends, with the cause errTimedOut,
-// once d passes without KeepAlive; stop releases it.
+// once d passes without KeepAlive (and outside PauseTimeout); stop
+// releases it.
 func withIdleTimeout(ctx context.Context, d time.Duration) (_ context.Context, stop func()) {
 	cctx, cancel := context.WithCancelCause(ctx)
-	timer := time.AfterFunc(d, func() { cancel(errTimedOut) })
-	keepAlive := func() {
-		if cctx.Err() == nil {
-			timer.Reset(d)
+	c := &idleClock{ctx: cctx, d: d}
+	c.mu.Lock()
+	c.timer = time.AfterFunc(d, func() {
+		c.mu.Lock()
+		paused := c.paused > 0
+		c.mu.Unlock()
+		if !paused {
+			cancel(errTimedOut)
 		}
-	}
-	return context.WithValue(cctx, keepAliveKey{}, keepAlive), func() {
-		timer.Stop()
+	})
+	c.mu.Unlock()
+	return context.WithValue(cctx, keepAliveKey{}, c), func() {
+		c.mu.Lock()
+		c.timer.Stop()
+		c.mu.Unlock()
 		cancel(nil)
 	}
 }

@@ -71,6 +71,26 @@ func TestHandle(t *testing.T) {
 				}
 				return Result{Output: []providers.ContentPart{providers.TextPart("alive")}}
 			}},
+		// A plugin being started with the clock paused outlives the
+		// timeout; once the clock runs again, the call times out as usual.
+		fakeTool{spec: Spec{Name: "Starting", Parameters: json.RawMessage(`{"type":"object"}`), Timeout: 50 * time.Millisecond},
+			call: func(ctx context.Context, _ string, args json.RawMessage) Result {
+				resume := PauseTimeout(ctx)
+				started := time.After(500 * time.Millisecond) // the start: 10 timeouts long
+				select {
+				case <-started:
+				case <-ctx.Done():
+					resume()
+					return Result{Kind: Failed, Message: "cut off while starting"}
+				}
+				KeepAlive(ctx) // progress while paused changes nothing
+				resume()
+				if string(args) == `{"hang":true}` {
+					<-ctx.Done()
+					return Result{Kind: Failed, Message: "interrupted"}
+				}
+				return Result{Output: []providers.ContentPart{providers.TextPart("started")}}
+			}},
 		fakeTool{spec: Spec{Name: "FailsFast", Parameters: json.RawMessage(`{"type":"object"}`), Timeout: time.Minute},
 			call: func(context.Context, string, json.RawMessage) Result {
 				return Result{Kind: Failed, Message: "Error running tool: no such table", Brief: "Tool runtime error"}
@@ -86,6 +106,8 @@ func TestHandle(t *testing.T) {
 		{"empty arguments are {}", "Boom", ``, Failed, "Error running tool: host-side adapter bug", "Tool runtime error", ""},
 		{"null arguments are {}", "Slow", `null`, Failed, "Tool Slow timed out after 50ms", "Timed out", "partial"},
 		{"progress restarts the timeout", "KeepsAlive", `{}`, Ok, "", "", "alive"},
+		{"a start does not count against the timeout", "Starting", `{}`, Ok, "", "", "started"},
+		{"the clock runs again after the start", "Starting", `{"hang":true}`, Failed, "Tool Starting timed out after 50ms", "Timed out", ""},
 		{"failure long before the deadline", "FailsFast", `{}`, Failed, "Error running tool: no such table", "Tool runtime error", ""},
 		{"not found", "Nope", `{}`, Failed, "Tool `Nope` not found", "Tool `Nope` not found", ""},
 		{"not JSON", "Shell", `{"command":`, Failed, "Error parsing JSON arguments: unexpected EOF", "Invalid arguments", ""},
