@@ -191,7 +191,7 @@ func hostMemory(b *testing.B, host string) []memory {
 		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
 		name := filepath.Base(args[0])
 		if len(args) > 2 && args[1] == "plugin-serve" {
-			name = "plugin " + args[2]
+			name = "plugin " + args[len(args)-1] // plugin-serve [--sandbox RULES] NAME
 		}
 		plugins = append(plugins, readMemory(name, pid))
 	}

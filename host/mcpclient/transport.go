@@ -93,9 +93,14 @@ func (c *conn) closeSession() {
 }
 
 // launcher is what a stdio server is started through: the host's launcher,
-// told to apply the server's sandbox when it has one.
+// told to apply the server's sandbox when it has one; none for a server
+// without a sandbox when the host has already taken the dropped
+// capabilities out of every child (proc.DirectStart): one exec, not two.
 func (s *Server) launcher() []string {
 	p := s.opts.Sandboxes[s.cfg.Name]
+	if p == nil && proc.DirectStart() {
+		return nil
+	}
 	if p == nil || len(s.opts.Launcher) == 0 {
 		return s.opts.Launcher
 	}

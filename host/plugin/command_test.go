@@ -58,3 +58,23 @@ func TestCommandExecs(t *testing.T) {
 		})
 	}
 }
+
+// TestBuiltinGCEnv: a built-in's collector is off during package
+// initialisation, then runs at the host's GOGC (a percentage; else 100),
+// under the host's GOMEMLIMIT when it has one.
+func TestBuiltinGCEnv(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		want []string
+	}{
+		{nil, []string{"GOGC=off", "KOSONG_PLUGIN_GOGC=100"}},
+		{map[string]string{"GOGC": "50"}, []string{"GOGC=off", "KOSONG_PLUGIN_GOGC=50"}},
+		{map[string]string{"GOGC": "off"}, []string{"GOGC=off", "KOSONG_PLUGIN_GOGC=100"}},
+		{map[string]string{"GOGC": "-1", "GOMEMLIMIT": "256MiB"}, []string{"GOGC=off", "KOSONG_PLUGIN_GOGC=100", "GOMEMLIMIT=256MiB"}},
+	}
+	for _, tc := range tests {
+		if got := builtinGCEnv(func(k string) string { return tc.env[k] }); !slices.Equal(got, tc.want) {
+			t.Errorf("env %v: %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}

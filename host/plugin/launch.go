@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -178,7 +179,7 @@ func Launch(ctx context.Context, cfg Config) (*Process, error) {
 		cmd.Env = append(cmd.Env, pluginrpc.LogLevelEnv+"="+lvl.String())
 	}
 	if cfg.Builtin {
-		cmd.Env = append(cmd.Env, "GOGC=off", pluginrpc.InitGCEnv+"=100")
+		cmd.Env = append(cmd.Env, builtinGCEnv(cfg.Getenv)...)
 	}
 	if cfg.CancelGrace > 0 {
 		cmd.Env = append(cmd.Env, pluginrpc.CancelGraceEnv+"="+cfg.CancelGrace.String())
@@ -522,4 +523,22 @@ func (p *Process) killGroup() {
 		_ = p.cmd.Process.Kill() // where there are no process groups
 	}
 	proc.KillTagged(p.tag)
+}
+
+// builtinGCEnv is a built-in plugin's garbage collector settings: off
+// during package initialisation, then (pluginrpc.InitGCEnv) the GOGC the
+// host was given, if a percentage, else 100; the host's GOMEMLIMIT, if
+// set, holds for the plugin too.
+func builtinGCEnv(getenv func(string) string) []string {
+	pct := "100"
+	if v := getenv("GOGC"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			pct = v
+		}
+	}
+	env := []string{"GOGC=off", pluginrpc.InitGCEnv + "=" + pct}
+	if v := getenv("GOMEMLIMIT"); v != "" {
+		env = append(env, "GOMEMLIMIT="+v)
+	}
+	return env
 }

@@ -97,6 +97,10 @@ func restoreGC() {
 	time.AfterFunc(restoreAfter, func() {
 		debug.SetGCPercent(pct)
 		debug.SetMemoryLimit(limit)
+		// What package initialisation allocated is garbage by now; an idle
+		// plugin would keep it (and the pages it took) until its next
+		// collection, which an idle process may never reach.
+		debug.FreeOSMemory()
 	})
 }
 
