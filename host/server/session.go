@@ -125,10 +125,13 @@ type session struct {
 	mu   sync.Mutex
 	info serverclient.Session
 	// rec is what the server's session list keeps of it.
-	rec      record
-	conv     *conversation.Conversation
-	opening  chan struct{} // closed once an opening ends
-	running  bool
+	rec     record
+	conv    *conversation.Conversation
+	opening chan struct{} // closed once an opening ends
+	running bool
+	// ended: the running turn has ended (its turn_end is logged) and
+	// only its saving is left; a cancel then has nothing to cancel.
+	ended    bool
 	queue    []queuedMessage
 	pending  map[string]pending
 	answered map[string]bool
@@ -151,6 +154,12 @@ func (s *session) Observe(e loop.Event) {
 	case loop.PlanModeChanged:
 		s.log.add(planModeEvent{Type: "plan_mode", On: e.On})
 		return
+	case loop.TurnEnded, loop.TurnFailed:
+		// Before the event is logged: a client that reads turn_end and
+		// cancels is told nothing was cancelled.
+		s.mu.Lock()
+		s.ended = true
+		s.mu.Unlock()
 	}
 	if v := streamjson.FromLoop(e); v != nil {
 		s.log.add(v)
@@ -304,7 +313,7 @@ func (s *session) send(text string, content []providers.ContentPart, steer bool)
 		s.queue = append(s.queue, queuedMessage{text: text, content: content})
 		return serverclient.MessageQueued, s.log.add(queuedEvent{Type: "queued", Text: text, Position: len(s.queue)}), nil
 	}
-	s.running = true
+	s.running, s.ended = true, false
 	if s.rec.Interrupted {
 		s.rec.Interrupted = false
 		s.srv.saveRecord(s.rec)
@@ -330,6 +339,7 @@ func (s *session) runTurns(content []providers.ContentPart) {
 			next := s.queue[0]
 			s.queue = s.queue[1:]
 			content = next.content
+			s.ended = false
 			s.log.add(turnStartEvent{Type: "turn_start", Text: next.text, Images: len(next.content) - 1})
 		} else {
 			s.running = false
@@ -347,7 +357,7 @@ func (s *session) cancel() serverclient.Cancelled {
 	defer s.mu.Unlock()
 	dropped := len(s.queue)
 	s.queue = nil
-	ok := s.conv != nil && s.conv.Cancel()
+	ok := s.conv != nil && !s.ended && s.conv.Cancel()
 	if ok || dropped > 0 {
 		s.log.add(cancelEvent{Type: "cancel", Dropped: dropped})
 	}
