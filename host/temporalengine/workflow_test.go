@@ -264,6 +264,7 @@ func TestWorkflowApprovalAnHourLater(t *testing.T) {
 	start := env.Now()
 	var answeredAt time.Time
 	var out TurnOutcome
+	busy := false
 	env.RegisterDelayedCallback(func() {
 		env.UpdateWorkflow(UpdateTurn, "turn", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { t.Errorf("turn rejected: %v", err) },
@@ -286,6 +287,10 @@ func TestWorkflowApprovalAnHourLater(t *testing.T) {
 			OnAccept: func() { t.Error("an answer to a call that waits for none was accepted") },
 			OnReject: func(error) {}, OnComplete: func(any, error) {},
 		}, Answer{ToolCallID: "call_zzz", Answer: approval.Approve})
+		env.UpdateWorkflow(UpdateTurn, "second turn", &testsuite.TestUpdateCallback{
+			OnAccept: func() { t.Error("a second turn was accepted while one waits for an approval") },
+			OnReject: func(err error) { busy = strings.Contains(err.Error(), "already in progress") }, OnComplete: func(any, error) {},
+		}, "meanwhile")
 		answeredAt = env.Now()
 		env.UpdateWorkflow(UpdateApprove, "answer", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { t.Errorf("answer rejected: %v", err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
@@ -294,6 +299,9 @@ func TestWorkflowApprovalAnHourLater(t *testing.T) {
 	env.ExecuteWorkflow(WorkflowName, SessionInput{WorkDir: "/w"})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("%+v", err)
+	}
+	if !busy {
+		t.Error("a second turn was not refused as busy while one waited for an approval")
 	}
 	if answeredAt.Sub(start) < time.Hour {
 		t.Errorf("answered after %s of workflow time, want an hour", answeredAt.Sub(start))
