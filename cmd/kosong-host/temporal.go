@@ -182,6 +182,9 @@ func runWorker(cmd *cobra.Command, g *globals, f *runFlags, e *engineFlags) erro
 			cfg.Approval, cfg.Ask = approval.ModeAsk, ask
 		}
 		cfg.Observer = loop.ObserverFunc(func(loop.Event) {})
+		// Plan mode is the workflow's (its plan_mode signal): the model's
+		// EnterPlanMode and ExitPlanMode would change only this worker's.
+		cfg.NoPlanTools = true
 		return conversation.Open(context.WithoutCancel(ctx), cfg)
 	})
 	defer acts.Close()
