@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/session"
 	"github.com/kosong-host/kosong-host/host/temporalengine"
 )
 
@@ -31,6 +33,7 @@ type engineFlags struct {
 	namespace string
 	taskQueue string
 	heartbeat time.Duration
+	claimDir  string
 }
 
 func addTemporalFlags(fl *pflag.FlagSet, e *engineFlags) {
@@ -153,6 +156,7 @@ on another. It runs until SIGINT or SIGTERM. See docs/scaling.md.`,
 	fl.StringVar(&f.baseURL, "base-url", "", "API base URL (overrides {PROVIDER}_BASE_URL)")
 	fl.StringVar(&f.script, "script", "", "script file of the scripted provider")
 	fl.Int64Var(&f.contextSize, "max-context-size", 0, "the model's context window in tokens")
+	fl.StringVar(&e.claimDir, "claim-dir", "", "where tool outputs over 1 MiB are stored out of the workflow history (default $XDG_STATE_HOME/kosong-host/temporal-claims; share it between the workers a session may move to)")
 	return cmd
 }
 
@@ -162,6 +166,17 @@ func runWorker(cmd *cobra.Command, g *globals, f *runFlags, e *engineFlags) erro
 	defer stop()
 	if _, err := g.conversationConfig(f, "/"); err != nil {
 		return exitCode(2, err)
+	}
+	claimDir := e.claimDir
+	switch {
+	case claimDir != "" && !filepath.IsAbs(claimDir):
+		return exitCode(2, fmt.Errorf("invalid --claim-dir %q: not an absolute path", claimDir))
+	case claimDir == "":
+		root, err := session.Root(nil)
+		if err != nil {
+			return exitCode(2, err)
+		}
+		claimDir = filepath.Join(filepath.Dir(root), "temporal-claims")
 	}
 	c, err := dialTemporal(ctx, e, stderr)
 	if err != nil {
@@ -188,6 +203,7 @@ func runWorker(cmd *cobra.Command, g *globals, f *runFlags, e *engineFlags) erro
 		return conversation.Open(context.WithoutCancel(ctx), cfg)
 	})
 	defer acts.Close()
+	acts.StoreClaims(claimDir, 0)
 	w := temporalengine.NewWorker(c, e.taskQueue, acts)
 	if err := w.Start(); err != nil {
 		return exitCode(1, fmt.Errorf("starting the worker: %w", err))

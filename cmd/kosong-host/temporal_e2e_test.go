@@ -284,6 +284,7 @@ func TestTemporalFlagErrors(t *testing.T) {
 		{"short heartbeat", []string{"run", "-p", "hi", "--engine", "temporal", "--temporal", "127.0.0.1:1", "--heartbeat-timeout", "10ms"}, 2, "invalid --heartbeat-timeout 10ms"},
 		{"unreachable server", []string{"run", "-p", "hi", "--engine", "temporal", "--temporal", "127.0.0.1:1"}, 1, "connecting to Temporal at 127.0.0.1:1"},
 		{"worker without a server", []string{"worker"}, 2, "--temporal HOST:PORT is required"},
+		{"relative claim-check directory", []string{"worker", "--temporal", "127.0.0.1:1", "--claim-dir", "claims"}, 2, `invalid --claim-dir "claims": not an absolute path`},
 		{"unreachable server for a worker", []string{"worker", "--temporal", "127.0.0.1:1"}, 1, "connecting to Temporal at 127.0.0.1:1"},
 	}
 	for _, tt := range tests {
