@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -20,7 +21,10 @@ import (
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/session"
+	"github.com/kosong-host/kosong-host/host/streamjson"
 	"github.com/kosong-host/kosong-host/host/temporalengine"
+	"github.com/kosong-host/kosong-host/providers"
 )
 
 // engineFlags say where a session's turns run: in this process (the
@@ -31,6 +35,7 @@ type engineFlags struct {
 	namespace string
 	taskQueue string
 	heartbeat time.Duration
+	claimDir  string
 }
 
 func addTemporalFlags(fl *pflag.FlagSet, e *engineFlags) {
@@ -72,8 +77,8 @@ func runTemporal(cmd *cobra.Command, f *runFlags, args []string) error {
 	switch {
 	case f.engine.engine != "temporal":
 		return exitCode(2, fmt.Errorf("invalid --engine %q: use inprocess or temporal", f.engine.engine))
-	case f.outputFormat != "text":
-		return exitCode(2, errors.New("--engine temporal writes text output only"))
+	case f.outputFormat != "text" && f.outputFormat != "stream-json":
+		return exitCode(2, fmt.Errorf("invalid --output-format %q: use text or stream-json", f.outputFormat))
 	case f.wire || f.resume != "" || f.cont:
 		return exitCode(2, errors.New("--engine temporal runs a new session's one turn (-p): --wire, --resume and --continue are for the in-process engine"))
 	case f.engine.heartbeat < time.Second:
@@ -105,15 +110,24 @@ func runTemporal(cmd *cobra.Command, f *runFlags, args []string) error {
 		return exitCode(1, err)
 	}
 	fmt.Fprintf(stderr, "session %s on Temporal (workflow %s)\n", sess.ID(), sess.WorkflowID())
-	return engineOneShot(ctx, sess, mode.input, stdout, stderr)
+	return engineOneShot(ctx, sess, mode.input, stdout, stderr, f.outputFormat == "stream-json")
 }
 
-// engineOneShot runs one turn of an engine's session and prints its
-// answer as oneShot does in text mode.
-func engineOneShot(ctx context.Context, eng conversation.Engine, input string, stdout, stderr io.Writer) error {
+// engineOneShot runs one turn of a new session of an engine and prints
+// its answer as oneShot does in text mode, or with streamJSON the
+// events of what the engine knows once the turn ends (engineEvents).
+func engineOneShot(ctx context.Context, eng conversation.Engine, input string, stdout, stderr io.Writer, streamJSON bool) error {
 	defer eng.Close()
 	res, err := eng.Turn(ctx, input)
-	text, answered := finalText(eng.History())
+	history := eng.History()
+	text, answered := finalText(history)
+	if streamJSON {
+		w := streamjson.NewWriter(stdout)
+		for _, ev := range engineEvents(eng.ID(), history, res, err) {
+			_ = w.Write(ev)
+		}
+		return turnExit(res, err, 0, true)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "error: "+err.Error())
 	} else if text != "" && answered {
@@ -123,6 +137,48 @@ func engineOneShot(ctx context.Context, eng conversation.Engine, input string, s
 		}
 	}
 	return turnExit(res, err, 0, false)
+}
+
+// engineEvents are the stream-json events of a new session's turn run by
+// an engine that reports no deltas: from the messages it added to the
+// history (the final text, reasoning, tool calls and results of each
+// step), then turn_end and result. The session event has only the id:
+// the agent, provider, model and tools are the workers'.
+func engineEvents(id string, history []providers.Message, res loop.TurnResult, err error) []any {
+	evs := []any{streamjson.SessionEvent{Type: "session", SessionID: id, Tools: []string{}}}
+	step, names := 0, map[string]string{}
+	for _, m := range history {
+		switch m.Role {
+		case providers.RoleAssistant:
+			step++
+			evs = append(evs, streamjson.StepStartEvent{Type: "step_start", Step: step, Attempt: 1})
+			if m.Reasoning != "" {
+				evs = append(evs, streamjson.TextEvent{Type: "reasoning", Step: step, Text: m.Reasoning})
+			}
+			if t := m.Text(); t != "" {
+				evs = append(evs, streamjson.TextEvent{Type: "text", Step: step, Text: t})
+			}
+			for _, c := range m.ToolCalls {
+				names[c.ID] = c.Name
+				evs = append(evs, streamjson.ToolCallEvent{Type: "tool_call", Step: step, ID: c.ID, Name: c.Name, Arguments: c.Arguments, Truncated: c.Truncated})
+			}
+		case providers.RoleTool:
+			status := "ok"
+			if m.IsError {
+				status = "error"
+			}
+			evs = append(evs, streamjson.ToolResultEvent{Type: "tool_result", Step: step, ID: m.ToolCallID, Name: names[m.ToolCallID],
+				Status: status, IsError: m.IsError, Output: m.Text()})
+		}
+	}
+	text, _ := finalText(history)
+	end := streamjson.TurnEndEvent{Type: "turn_end", Steps: res.Steps, Reason: string(res.Reason), Usage: res.Usage, StopReason: string(res.ModelStop)}
+	result := streamjson.ResultEvent{Type: "result", Text: text, StopReason: string(res.Reason), Usage: res.Usage, SessionID: id,
+		Steps: res.Steps, ExitCode: turnCode(res, err, 0)}
+	if err != nil {
+		end.Error, result.Error = err.Error(), err.Error()
+	}
+	return append(evs, end, result)
 }
 
 // newWorkerCmd is `kosong-host worker`: a Temporal worker that runs
@@ -153,6 +209,7 @@ on another. It runs until SIGINT or SIGTERM. See docs/scaling.md.`,
 	fl.StringVar(&f.baseURL, "base-url", "", "API base URL (overrides {PROVIDER}_BASE_URL)")
 	fl.StringVar(&f.script, "script", "", "script file of the scripted provider")
 	fl.Int64Var(&f.contextSize, "max-context-size", 0, "the model's context window in tokens")
+	fl.StringVar(&e.claimDir, "claim-dir", "", "where tool outputs over 1 MiB are stored out of the workflow history (default $XDG_STATE_HOME/kosong-host/temporal-claims; share it between the workers a session may move to)")
 	return cmd
 }
 
@@ -162,6 +219,17 @@ func runWorker(cmd *cobra.Command, g *globals, f *runFlags, e *engineFlags) erro
 	defer stop()
 	if _, err := g.conversationConfig(f, "/"); err != nil {
 		return exitCode(2, err)
+	}
+	claimDir := e.claimDir
+	switch {
+	case claimDir != "" && !filepath.IsAbs(claimDir):
+		return exitCode(2, fmt.Errorf("invalid --claim-dir %q: not an absolute path", claimDir))
+	case claimDir == "":
+		root, err := session.Root(nil)
+		if err != nil {
+			return exitCode(2, err)
+		}
+		claimDir = filepath.Join(filepath.Dir(root), "temporal-claims")
 	}
 	c, err := dialTemporal(ctx, e, stderr)
 	if err != nil {
@@ -182,9 +250,13 @@ func runWorker(cmd *cobra.Command, g *globals, f *runFlags, e *engineFlags) erro
 			cfg.Approval, cfg.Ask = approval.ModeAsk, ask
 		}
 		cfg.Observer = loop.ObserverFunc(func(loop.Event) {})
+		// Plan mode is the workflow's (its plan_mode signal): the model's
+		// EnterPlanMode and ExitPlanMode would change only this worker's.
+		cfg.NoPlanTools = true
 		return conversation.Open(context.WithoutCancel(ctx), cfg)
 	})
 	defer acts.Close()
+	acts.StoreClaims(claimDir, 0)
 	w := temporalengine.NewWorker(c, e.taskQueue, acts)
 	if err := w.Start(); err != nil {
 		return exitCode(1, fmt.Errorf("starting the worker: %w", err))

@@ -279,11 +279,12 @@ func TestTemporalFlagErrors(t *testing.T) {
 	}{
 		{"unknown engine", []string{"run", "-p", "hi", "--engine", "cloud"}, 2, `invalid --engine "cloud": use inprocess or temporal`},
 		{"no server", []string{"run", "-p", "hi", "--engine", "temporal"}, 2, "--temporal HOST:PORT is required"},
-		{"stream-json", []string{"run", "-p", "hi", "--engine", "temporal", "--temporal", "127.0.0.1:1", "--output-format", "stream-json"}, 2, "--engine temporal writes text output only"},
+		{"unknown output format", []string{"run", "-p", "hi", "--engine", "temporal", "--temporal", "127.0.0.1:1", "--output-format", "json"}, 2, `invalid --output-format "json": use text or stream-json`},
 		{"resume", []string{"run", "-p", "hi", "--engine", "temporal", "--temporal", "127.0.0.1:1", "--resume", "x"}, 2, "--engine temporal runs a new session's one turn"},
 		{"short heartbeat", []string{"run", "-p", "hi", "--engine", "temporal", "--temporal", "127.0.0.1:1", "--heartbeat-timeout", "10ms"}, 2, "invalid --heartbeat-timeout 10ms"},
 		{"unreachable server", []string{"run", "-p", "hi", "--engine", "temporal", "--temporal", "127.0.0.1:1"}, 1, "connecting to Temporal at 127.0.0.1:1"},
 		{"worker without a server", []string{"worker"}, 2, "--temporal HOST:PORT is required"},
+		{"relative claim-check directory", []string{"worker", "--temporal", "127.0.0.1:1", "--claim-dir", "claims"}, 2, `invalid --claim-dir "claims": not an absolute path`},
 		{"unreachable server for a worker", []string{"worker", "--temporal", "127.0.0.1:1"}, 1, "connecting to Temporal at 127.0.0.1:1"},
 	}
 	for _, tt := range tests {

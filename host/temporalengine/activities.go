@@ -38,6 +38,8 @@ var _ Hosted = (*conversation.Conversation)(nil)
 // conversations (and their plugin processes), one per worker session.
 type Activities struct {
 	open Opener
+	// claims holds the tool messages too large for the workflow history.
+	claims claims
 
 	mu     sync.Mutex
 	convs  map[string]Hosted
@@ -50,6 +52,13 @@ type Activities struct {
 func NewActivities(open Opener) *Activities {
 	return &Activities{open: open, convs: map[string]Hosted{}, askers: map[string]*asker{}}
 }
+
+// StoreClaims stores the tool messages whose JSON encoding is over over
+// bytes (0: DefaultClaimOver) in dir, as claim checks: the workflow
+// history carries a reference, the model request reads them back. A
+// session that moves to another worker needs dir there too (a shared
+// volume). Call it before the worker starts.
+func (a *Activities) StoreClaims(dir string, over int) { a.claims = claims{dir: dir, over: over} }
 
 // conversation is the worker session's conversation, opened on first use.
 func (a *Activities) conversation(ctx context.Context, session string, req OpenRequest) (Hosted, error) {
@@ -130,7 +139,11 @@ func (a *Activities) ModelRequest(ctx context.Context, in ModelInput) (ModelOutp
 	stop := beat(ctx)
 	defer stop()
 	conv.Toolset().SetPlanMode(in.PlanMode)
-	out, err := stream(ctx, conv.Provider(), providers.Request{System: conv.System(), History: in.History, Tools: conv.Toolset().Tools()})
+	history, err := a.claims.resolve(in.History)
+	if err != nil {
+		return ModelOutput{}, err
+	}
+	out, err := stream(ctx, conv.Provider(), providers.Request{System: conv.System(), History: history, Tools: conv.Toolset().Tools()})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ModelOutput{}, ctx.Err()
@@ -219,5 +232,9 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolInput) (ToolOutput, er
 	if asked != nil {
 		return ToolOutput{Asks: asked}, nil
 	}
-	return ToolOutput{Message: r.ToolMessage(), Rejected: r.Kind == toolset.Rejected && r.Feedback == ""}, nil
+	msg, err := a.claims.store(r.ToolMessage())
+	if err != nil {
+		return ToolOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("tool call %s: %v", in.Call.ID, err), ErrorClaimCheck, nil)
+	}
+	return ToolOutput{Message: msg, Rejected: r.Kind == toolset.Rejected && r.Feedback == ""}, nil
 }

@@ -73,9 +73,36 @@ type SessionInput struct {
 	Retry providers.RetryPolicy
 	// Heartbeat is the heartbeat timeout (0: DefaultHeartbeat).
 	Heartbeat time.Duration
-	// History is the conversation so far (a resumed session).
+	// History is the conversation so far (a resumed session, or the
+	// history carried to a new run).
 	History []providers.Message
+	// ContinueAfter is the number of workflow history events after which
+	// the session continues as a new run once no turn runs (0:
+	// DefaultContinueAfter); it also does when Temporal suggests it.
+	ContinueAfter int
+	// Carried is the state a run continued as new carries over.
+	Carried *Carried `json:",omitempty"`
 }
+
+// DefaultContinueAfter is the number of workflow history events after
+// which a session continues as a new run, well under Temporal's limits
+// (51,200 events, 50 MB).
+const DefaultContinueAfter = 10000
+
+// Carried is the state a session carries into its next run (with its
+// history and plan mode in SessionInput).
+type Carried struct {
+	Turns int
+	Steps int
+	// ForSession are the actions approved for the session.
+	ForSession []string
+	// Runs counts the runs before this one.
+	Runs int
+}
+
+// ContinuedNote tells the model, before its first request in a run that
+// continued an earlier one, that the plugins started afresh.
+const ContinuedNote = "The session continued in a new workflow run (its history had grown long); its plugins started afresh: background tasks and the plugins' state (started processes, open connections) are gone."
 
 // TurnOutcome sums up a turn.
 type TurnOutcome struct {
@@ -94,6 +121,7 @@ type TurnOutcome struct {
 type SessionResult struct {
 	History []providers.Message
 	Turns   int
+	Steps   int
 }
 
 // OpenRequest is what a worker opens a session's conversation with.

@@ -28,6 +28,8 @@ type session struct {
 	history  []providers.Message
 	planMode bool
 	turns    int
+	steps    int
+	runs     int
 	busy     bool
 	closed   bool
 
@@ -37,9 +39,9 @@ type session struct {
 	// lost marks sctx's worker as gone, seen by a timed out activity
 	// before the session's own heartbeat says so.
 	lost bool
-	// moved: the session went on on another worker; the model is told
-	// before its next request.
-	moved bool
+	// note is told the model before its next request: the session went
+	// on on another worker, or in a new run.
+	note string
 }
 
 // Workflow is the session workflow: it runs the turns sent as UpdateTurn,
@@ -54,7 +56,11 @@ func Workflow(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 	if in.Retry.Attempts <= 0 {
 		in.Retry = providers.DefaultRetryPolicy
 	}
+	if in.ContinueAfter <= 0 {
+		in.ContinueAfter = DefaultContinueAfter
+	}
 	s := &session{in: in, history: slices.Clone(in.History), planMode: in.PlanMode}
+	turnDone := workflow.NewBufferedChannel(ctx, 1)
 	if err := workflow.SetQueryHandler(ctx, QueryHistory, func() ([]providers.Message, error) {
 		return s.history, nil
 	}); err != nil {
@@ -62,7 +68,7 @@ func Workflow(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, UpdateTurn, func(ctx workflow.Context, input string) (TurnOutcome, error) {
 		s.busy = true
-		defer func() { s.busy = false }()
+		defer func() { s.busy = false; turnDone.SendAsync(nil) }()
 		s.turns++
 		return s.turn(ctx, input), nil
 	}, workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, input string) error {
@@ -79,24 +85,64 @@ func Workflow(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 	if err := s.setApprovalHandlers(ctx); err != nil {
 		return SessionResult{}, err
 	}
+	if c := in.Carried; c != nil {
+		s.turns, s.steps, s.runs, s.appr.forSession, s.note = c.Turns, c.Steps, c.Runs, slices.Clone(c.ForSession), ContinuedNote
+	}
 	closeCh := workflow.GetSignalChannel(ctx, SignalClose)
 	planCh := workflow.GetSignalChannel(ctx, SignalPlanMode)
 	for !s.closed {
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(closeCh, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); s.closed = true })
 		sel.AddReceive(planCh, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &s.planMode) })
+		ended := false
+		sel.AddReceive(turnDone, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); ended = true })
 		sel.Select(ctx)
+		// The history grows by turns: past a turn it may be too long.
+		if ended && !s.closed && !s.busy && s.tooLong(ctx) {
+			return s.continueAsNew(ctx, closeCh, planCh)
+		}
 	}
 	if err := workflow.Await(ctx, func() bool { return !s.busy && workflow.AllHandlersFinished(ctx) }); err != nil {
 		return SessionResult{}, err
 	}
+	s.closeWorker(ctx)
+	return SessionResult{History: s.history, Turns: s.turns, Steps: s.steps}, nil
+}
+
+// closeWorker stops the worker session's conversation (its plugins).
+func (s *session) closeWorker(ctx workflow.Context) {
 	if s.sctx != nil && workflow.GetSessionInfo(s.sctx).SessionState == workflow.SessionStateOpen {
 		actx := workflow.WithActivityOptions(s.sctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
 		_ = workflow.ExecuteActivity(actx, ActivityClose, workflow.GetSessionInfo(s.sctx).SessionID).Get(ctx, nil)
 		// The session itself ends with the workflow: its worker frees
 		// the slot at its next session heartbeat.
 	}
-	return SessionResult{History: s.history, Turns: s.turns}, nil
+}
+
+// tooLong: the workflow's history nears Temporal's limits.
+func (s *session) tooLong(ctx workflow.Context) bool {
+	info := workflow.GetInfo(ctx)
+	return info.GetContinueAsNewSuggested() || info.GetCurrentHistoryLength() >= s.in.ContinueAfter
+}
+
+// continueAsNew ends the run, once no turn runs, for a new one that
+// carries the session's state: history, counters, plan mode, the actions
+// approved for the session (and the signals not yet received).
+func (s *session) continueAsNew(ctx workflow.Context, closeCh, planCh workflow.ReceiveChannel) (SessionResult, error) {
+	if err := workflow.Await(ctx, func() bool { return !s.busy && workflow.AllHandlersFinished(ctx) }); err != nil {
+		return SessionResult{}, err
+	}
+	for planCh.ReceiveAsync(&s.planMode) {
+	}
+	s.closeWorker(ctx)
+	// A close signal sent meanwhile ends the session here instead.
+	if closeCh.ReceiveAsync(nil) {
+		return SessionResult{History: s.history, Turns: s.turns, Steps: s.steps}, nil
+	}
+	in := s.in
+	in.History, in.PlanMode = s.history, s.planMode
+	in.Carried = &Carried{Turns: s.turns, Steps: s.steps, ForSession: slices.Clone(s.appr.forSession), Runs: s.runs + 1}
+	return SessionResult{}, workflow.NewContinueAsNewError(ctx, WorkflowName, in)
 }
 
 // worker is the open worker session, a new one when there is none or the
@@ -107,7 +153,7 @@ func (s *session) worker(ctx workflow.Context, out *TurnOutcome) (workflow.Conte
 	}
 	if s.sctx != nil {
 		workflow.CompleteSession(s.sctx) // a no-op unless it still looks open
-		s.moved = true
+		s.note = MovedNote
 	}
 	sctx, err := workflow.CreateSession(ctx, &workflow.SessionOptions{
 		ExecutionTimeout: 365 * 24 * time.Hour,
@@ -166,6 +212,7 @@ func (s *session) turn(ctx workflow.Context, input string) TurnOutcome {
 		s.history = append(s.history, resp.Message)
 		s.history = append(s.history, msgs...)
 		out.Steps = step
+		s.steps++
 		switch {
 		case len(resp.Message.ToolCalls) == 0:
 			out.Reason = loop.StopDone
@@ -194,9 +241,9 @@ func (s *session) model(ctx workflow.Context, out *TurnOutcome) (ModelOutput, er
 				MaximumInterval: max(r.Max, r.Initial, time.Millisecond), MaximumAttempts: int32(max(r.Attempts, 1)),
 				NonRetryableErrorTypes: []string{ErrorProvider}},
 		})
-		if s.moved {
-			s.history = append(s.history, providers.Message{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart(MovedNote)}})
-			s.moved = false
+		if s.note != "" {
+			s.history = append(s.history, providers.Message{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart(s.note)}})
+			s.note = ""
 		}
 		var resp ModelOutput
 		err = workflow.ExecuteActivity(actx, ActivityModel, ModelInput{Session: id, Open: s.open(), PlanMode: s.planMode, History: s.history}).Get(ctx, &resp)

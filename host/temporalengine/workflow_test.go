@@ -27,6 +27,8 @@ type fakeWorker struct {
 	calls   map[string]int
 	models  int
 	closed  int
+	// planModes are the plan mode of each model request.
+	planModes []bool
 }
 
 func (f *fakeWorker) model(ctx context.Context, in ModelInput) (ModelOutput, error) {
@@ -36,6 +38,7 @@ func (f *fakeWorker) model(ctx context.Context, in ModelInput) (ModelOutput, err
 		return ModelOutput{}, temporal.NewNonRetryableApplicationError("no answer left", ErrorProvider, nil)
 	}
 	f.models++
+	f.planModes = append(f.planModes, in.PlanMode)
 	return f.answers[f.models-1]()
 }
 
@@ -264,6 +267,7 @@ func TestWorkflowApprovalAnHourLater(t *testing.T) {
 	start := env.Now()
 	var answeredAt time.Time
 	var out TurnOutcome
+	busy := false
 	env.RegisterDelayedCallback(func() {
 		env.UpdateWorkflow(UpdateTurn, "turn", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { t.Errorf("turn rejected: %v", err) },
@@ -286,6 +290,10 @@ func TestWorkflowApprovalAnHourLater(t *testing.T) {
 			OnAccept: func() { t.Error("an answer to a call that waits for none was accepted") },
 			OnReject: func(error) {}, OnComplete: func(any, error) {},
 		}, Answer{ToolCallID: "call_zzz", Answer: approval.Approve})
+		env.UpdateWorkflow(UpdateTurn, "second turn", &testsuite.TestUpdateCallback{
+			OnAccept: func() { t.Error("a second turn was accepted while one waits for an approval") },
+			OnReject: func(err error) { busy = strings.Contains(err.Error(), "already in progress") }, OnComplete: func(any, error) {},
+		}, "meanwhile")
 		answeredAt = env.Now()
 		env.UpdateWorkflow(UpdateApprove, "answer", &testsuite.TestUpdateCallback{
 			OnReject: func(err error) { t.Errorf("answer rejected: %v", err) }, OnAccept: func() {}, OnComplete: func(any, error) {},
@@ -294,6 +302,9 @@ func TestWorkflowApprovalAnHourLater(t *testing.T) {
 	env.ExecuteWorkflow(WorkflowName, SessionInput{WorkDir: "/w"})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("%+v", err)
+	}
+	if !busy {
+		t.Error("a second turn was not refused as busy while one waited for an approval")
 	}
 	if answeredAt.Sub(start) < time.Hour {
 		t.Errorf("answered after %s of workflow time, want an hour", answeredAt.Sub(start))
@@ -313,5 +324,37 @@ func TestWorkflowApprovalAnHourLater(t *testing.T) {
 	// session, run once.
 	if len(runs) != 3 || len(runs[1].Decided) != 1 || !runs[1].Decided[0].Approved || runs[2].Call.ID != "call_b" || len(runs[2].ForSession) != 1 {
 		t.Errorf("tool runs: %+v", runs)
+	}
+}
+
+// TestWorkflowPlanModeSignal: plan mode is the workflow's state, turned
+// on by a signal; the next requests run in it.
+func TestWorkflowPlanModeSignal(t *testing.T) {
+	f := &fakeWorker{calls: map[string]int{}, answers: []func() (ModelOutput, error){answer("one"), answer("two")}}
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(quietLogger{})
+	env := suite.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
+	env.RegisterWorkflowWithOptions(Workflow, workflowOptions())
+	env.RegisterActivityWithOptions(f.model, activity.RegisterOptions{Name: ActivityModel})
+	env.RegisterActivityWithOptions(f.close, activity.RegisterOptions{Name: ActivityClose})
+	turn := func(in string, next func()) {
+		env.UpdateWorkflow(UpdateTurn, in, &testsuite.TestUpdateCallback{OnReject: func(err error) { t.Error(err) }, OnAccept: func() {},
+			OnComplete: func(any, error) { env.RegisterDelayedCallback(next, time.Second) }}, in)
+	}
+	env.RegisterDelayedCallback(func() {
+		turn("one", func() {
+			env.SignalWorkflow(SignalPlanMode, true)
+			env.RegisterDelayedCallback(func() {
+				turn("two", func() { env.SignalWorkflow(SignalClose, nil) })
+			}, time.Second)
+		})
+	}, time.Second)
+	env.ExecuteWorkflow(WorkflowName, SessionInput{WorkDir: "/w"})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.planModes) != 2 || f.planModes[0] || !f.planModes[1] {
+		t.Fatalf("plan mode of the requests: %v, want [false true]", f.planModes)
 	}
 }
