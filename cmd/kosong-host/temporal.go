@@ -173,8 +173,9 @@ func engineEvents(id string, history []providers.Message, res loop.TurnResult, e
 	}
 	text, _ := finalText(history)
 	end := streamjson.TurnEndEvent{Type: "turn_end", Steps: res.Steps, Reason: string(res.Reason), Usage: res.Usage, StopReason: string(res.ModelStop)}
-	result := streamjson.ResultEvent{Type: "result", Text: text, StopReason: string(res.Reason), Usage: res.Usage, SessionID: id,
-		Steps: res.Steps, ExitCode: turnCode(res, err, 0)}
+	result := streamjson.ResultEvent{Type: "result", Subtype: streamjson.Subtype(string(res.Reason), err), Text: text,
+		StopReason: string(res.Reason), Usage: res.Usage, SessionID: id, Steps: res.Steps, ExitCode: turnCode(res, err, 0),
+		NumTurns: step}
 	if err != nil {
 		end.Error, result.Error = err.Error(), err.Error()
 	}

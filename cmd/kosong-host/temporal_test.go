@@ -55,7 +55,7 @@ func TestEngineStreamJSON(t *testing.T) {
 			`{"type":"step_start","step":2,"attempt":1}`,
 			`{"type":"text","step":2,"text":"one file"}`,
 			`{"type":"turn_end","steps":2,"reason":"done","usage":{"input_tokens":0,"output_tokens":0}}`,
-			`{"type":"result","text":"one file","stop_reason":"done","usage":{"input_tokens":0,"output_tokens":0},"session_id":"s1","steps":2,"refused":0,"exit_code":0}`,
+			`{"type":"result","subtype":"success","text":"one file","stop_reason":"done","usage":{"input_tokens":0,"output_tokens":0},"session_id":"s1","steps":2,"refused":0,"exit_code":0,"num_turns":2}`,
 		},
 	}, {
 		name: "failed",
@@ -78,11 +78,16 @@ func TestEngineStreamJSON(t *testing.T) {
 			}
 			var last struct {
 				Type     string `json:"type"`
+				Subtype  string `json:"subtype"`
 				ExitCode int    `json:"exit_code"`
 				Error    string `json:"error"`
 			}
 			_ = json.Unmarshal([]byte(lines[len(lines)-1]), &last)
-			if last.Type != "result" || last.ExitCode != tt.code || (tt.err != nil && last.Error != tt.err.Error()) {
+			wantSubtype := "success"
+			if tt.err != nil {
+				wantSubtype = "error_during_execution"
+			}
+			if last.Type != "result" || last.ExitCode != tt.code || last.Subtype != wantSubtype || (tt.err != nil && last.Error != tt.err.Error()) {
 				t.Errorf("result event %+v, want exit code %d", last, tt.code)
 			}
 			if (err == nil) != (tt.code == 0) {
