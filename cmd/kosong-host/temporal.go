@@ -36,12 +36,15 @@ type engineFlags struct {
 	taskQueue string
 	heartbeat time.Duration
 	claimDir  string
+	// payloadKey is the payload encryption key file ("" none).
+	payloadKey string
 }
 
 func addTemporalFlags(fl *pflag.FlagSet, e *engineFlags) {
 	fl.StringVar(&e.temporal, "temporal", "", "the Temporal server's frontend, HOST:PORT")
 	fl.StringVar(&e.namespace, "namespace", "default", "the Temporal namespace")
 	fl.StringVar(&e.taskQueue, "task-queue", temporalengine.DefaultTaskQueue, "the Temporal task queue of the session workflows and their workers")
+	addPayloadKeyFlag(fl, e)
 }
 
 // addEngineFlags adds --engine and the Temporal flags to run.
@@ -62,7 +65,11 @@ func dialTemporal(ctx context.Context, e *engineFlags, stderr io.Writer) (client
 	logger := log.NewStructuredLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	c, err := client.DialContext(dctx, client.Options{HostPort: e.temporal, Namespace: e.namespace, Logger: logger})
+	opts := client.Options{HostPort: e.temporal, Namespace: e.namespace, Logger: logger}
+	if err := e.applyPayloadKey(&opts); err != nil {
+		return nil, err
+	}
+	c, err := client.DialContext(dctx, opts)
 	if err != nil {
 		return nil, exitCode(1, fmt.Errorf("connecting to Temporal at %s: %w", e.temporal, err))
 	}
