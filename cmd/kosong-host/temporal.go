@@ -112,7 +112,7 @@ func runTemporal(cmd *cobra.Command, f *runFlags, args []string) error {
 	}
 	defer c.Close()
 	sess, err := temporalengine.Start(ctx, c, f.engine.taskQueue, temporalengine.SessionInput{
-		WorkDir: workDir, Yolo: f.yolo, Unattended: !f.yolo, PlanMode: f.plan, MaxStepsPerTurn: f.maxSteps, Heartbeat: f.engine.heartbeat})
+		WorkDir: workDir, Yolo: f.yolo, Unattended: true, PlanMode: f.plan, MaxStepsPerTurn: f.maxSteps, Heartbeat: f.engine.heartbeat})
 	if err != nil {
 		return exitCode(1, err)
 	}
@@ -256,6 +256,9 @@ func runWorker(cmd *cobra.Command, g *globals, f *runFlags, e *engineFlags) erro
 			cfg.Approval = approval.ModeUnattended
 		default: // asked of the session's clients through the workflow
 			cfg.Approval, cfg.Ask = approval.ModeAsk, ask
+		}
+		if req.Questions != nil { // asked through the workflow too
+			cfg.Questions = req.Questions
 		}
 		cfg.Observer = loop.ObserverFunc(func(loop.Event) {})
 		// Plan mode is the workflow's (its plan_mode signal): the model's

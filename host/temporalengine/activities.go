@@ -44,13 +44,14 @@ type Activities struct {
 	mu     sync.Mutex
 	convs  map[string]Hosted
 	askers map[string]*asker
+	qs     map[string]*questioner
 	closed bool
 }
 
 // NewActivities returns the activities of a worker that opens
 // conversations with open.
 func NewActivities(open Opener) *Activities {
-	return &Activities{open: open, convs: map[string]Hosted{}, askers: map[string]*asker{}}
+	return &Activities{open: open, convs: map[string]Hosted{}, askers: map[string]*asker{}, qs: map[string]*questioner{}}
 }
 
 // StoreClaims stores the tool messages whose JSON encoding is over over
@@ -70,12 +71,15 @@ func (a *Activities) conversation(ctx context.Context, session string, req OpenR
 	if c, ok := a.convs[session]; ok {
 		return c, nil
 	}
-	ask := newAsker()
+	ask, q := newAsker(), newQuestioner()
+	if !req.Unattended {
+		req.Questions = q
+	}
 	c, err := a.open(ctx, req, ask.Ask)
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(fmt.Sprintf("opening the session on the worker: %v", err), "OpenError", nil)
 	}
-	a.convs[session], a.askers[session] = c, ask
+	a.convs[session], a.askers[session], a.qs[session] = c, ask, q
 	return c, nil
 }
 
@@ -96,6 +100,7 @@ func (a *Activities) CloseSession(ctx context.Context, session string) error {
 	c := a.convs[session]
 	delete(a.convs, session)
 	delete(a.askers, session)
+	delete(a.qs, session)
 	a.mu.Unlock()
 	if c != nil {
 		c.Close()
@@ -218,19 +223,23 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolInput) (ToolOutput, er
 	stop := beat(ctx)
 	defer stop()
 	a.mu.Lock()
-	ask := a.askers[in.Session]
+	ask, q := a.askers[in.Session], a.qs[in.Session]
 	a.mu.Unlock()
 	ask.begin(in.Call.ID, in.Decided, in.ForSession)
+	q.begin(in.Call.ID, in.Answered)
 	ts := conv.Toolset()
 	ts.SetPlanMode(in.PlanMode)
 	cctx := toolset.WithProgress(ctx, func(p toolset.Progress) { activity.RecordHeartbeat(ctx, p.Progress) })
 	r := ts.Handle(cctx, in.Call).Result()
-	asked := ask.end(in.Call.ID)
+	asked, questions := ask.end(in.Call.ID), q.end(in.Call.ID)
 	if ctx.Err() != nil {
 		return ToolOutput{}, ctx.Err()
 	}
 	if asked != nil {
 		return ToolOutput{Asks: asked}, nil
+	}
+	if questions != nil {
+		return ToolOutput{Questions: questions}, nil
 	}
 	msg, err := a.claims.store(r.ToolMessage())
 	if err != nil {

@@ -60,9 +60,10 @@ type SessionInput struct {
 	// WorkDir is the session's folder, on the workers.
 	WorkDir string
 	// Yolo approves every action; Unattended rejects those that need an
-	// approval (one-shot runs, as in process); else approvals are asked of
-	// the session's clients (UpdateApprove), the workflow waiting with no
-	// process busy.
+	// approval (unless Yolo) and leaves out the tools that ask the user
+	// questions (one-shot runs, as in process); else approvals and
+	// questions are asked of the session's clients (UpdateApprove,
+	// UpdateAnswerQuestions), the workflow waiting with no process busy.
 	Yolo       bool
 	Unattended bool
 	// PlanMode starts the session in plan mode.
@@ -129,6 +130,10 @@ type OpenRequest struct {
 	WorkDir    string
 	Yolo       bool
 	Unattended bool
+	// Questions answers the tools' questions through the workflow (set by
+	// the worker; nil when the session is Unattended: the tools that ask
+	// are left out, as in process).
+	Questions approval.UserInput `json:"-"`
 }
 
 // ModelInput is one model request.
@@ -161,6 +166,8 @@ type ToolInput struct {
 	// ForSession the actions approved for the session.
 	Decided    []Decided
 	ForSession []string
+	// Answered are the answers to the questions the call asked so far.
+	Answered []approval.Answers `json:",omitempty"`
 }
 
 // ToolOutput is a tool call's result as its tool message.
@@ -171,4 +178,7 @@ type ToolOutput struct {
 	// Asks is an approval the call needs: the call stopped at it and runs
 	// again once it is answered.
 	Asks *approval.Request
+	// Questions are questions for the user the call asked: the call
+	// stopped at them and runs again once they are answered.
+	Questions *approval.QuestionRequest `json:",omitempty"`
 }

@@ -10,6 +10,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/providers"
 )
@@ -36,6 +37,7 @@ type session struct {
 	// sctx is the open worker session's context (nil before the first).
 	sctx workflow.Context
 	appr approvals
+	qs   questions
 	// lost marks sctx's worker as gone, seen by a timed out activity
 	// before the session's own heartbeat says so.
 	lost bool
@@ -83,6 +85,9 @@ func Workflow(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 		return SessionResult{}, err
 	}
 	if err := s.setApprovalHandlers(ctx); err != nil {
+		return SessionResult{}, err
+	}
+	if err := s.setQuestionHandlers(ctx); err != nil {
 		return SessionResult{}, err
 	}
 	if c := in.Carried; c != nil {
@@ -280,7 +285,7 @@ func (s *session) calls(ctx workflow.Context, step int, resp ModelOutput, out *T
 		futures := make([]workflow.Future, len(calls))
 		for i, c := range calls {
 			if !done[i] {
-				futures[i] = s.runTool(sctx, id, fmt.Sprintf("tool/%d/%s/%d", step, c.ID, losses), c, slices.Contains(resp.Repeatable, c.Name), nil)
+				futures[i] = s.runTool(sctx, id, fmt.Sprintf("tool/%d/%s/%d", step, c.ID, losses), c, slices.Contains(resp.Repeatable, c.Name), nil, nil)
 			}
 		}
 		again := false
@@ -291,13 +296,19 @@ func (s *session) calls(ctx workflow.Context, step int, resp ModelOutput, out *T
 			var res ToolOutput
 			err := futures[i].Get(ctx, &res)
 			var decided []Decided
-			for n := 1; err == nil && res.Asks != nil; n++ {
-				// Stopped at an approval: wait for the answer, then run
-				// the call again with it.
-				if decided, err = s.await(ctx, *res.Asks, decided); err == nil {
+			var answered []approval.Answers
+			for n := 1; err == nil && (res.Asks != nil || res.Questions != nil); n++ {
+				// Stopped at an approval or questions: wait for the
+				// answer, then run the call again with it.
+				if res.Asks != nil {
+					decided, err = s.await(ctx, *res.Asks, decided)
+				} else {
+					answered, err = s.awaitQuestions(ctx, *res.Questions, answered)
+				}
+				if err == nil {
 					res = ToolOutput{}
 					err = s.runTool(sctx, id, fmt.Sprintf("tool/%d/%s/%d/%d", step, c.ID, losses, n), c,
-						slices.Contains(resp.Repeatable, c.Name), decided).Get(ctx, &res)
+						slices.Contains(resp.Repeatable, c.Name), decided, answered).Get(ctx, &res)
 				}
 			}
 			switch {
@@ -322,7 +333,7 @@ func (s *session) calls(ctx workflow.Context, step int, resp ModelOutput, out *T
 // runTool starts one tool call activity, keyed by the call id (with the
 // step, the worker and the approval round, since models number calls per
 // response): at most once unless the tool may repeat.
-func (s *session) runTool(sctx workflow.Context, session, activityID string, c providers.ToolCall, repeatable bool, decided []Decided) workflow.Future {
+func (s *session) runTool(sctx workflow.Context, session, activityID string, c providers.ToolCall, repeatable bool, decided []Decided, answered []approval.Answers) workflow.Future {
 	attempts := int32(1)
 	if repeatable {
 		attempts = 3
@@ -334,7 +345,7 @@ func (s *session) runTool(sctx workflow.Context, session, activityID string, c p
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: attempts},
 	})
 	return workflow.ExecuteActivity(actx, ActivityTool, ToolInput{Session: session, Open: s.open(), PlanMode: s.planMode, Call: c,
-		Decided: decided, ForSession: slices.Clone(s.appr.forSession)})
+		Decided: decided, ForSession: slices.Clone(s.appr.forSession), Answered: answered})
 }
 
 func toolText(id, text string, isErr bool) providers.Message {
