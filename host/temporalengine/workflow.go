@@ -197,6 +197,7 @@ func (s *session) open() OpenRequest {
 func (s *session) turn(ctx workflow.Context, input string) TurnOutcome {
 	var out TurnOutcome
 	s.history = append(s.history, providers.Message{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart(input)}})
+	guard := newGuard(ctx)
 	for step := 1; ; step++ {
 		if step > s.in.MaxStepsPerTurn {
 			out.Reason, out.Error = loop.StopError, (&loop.MaxStepsError{N: s.in.MaxStepsPerTurn}).Error()
@@ -209,16 +210,21 @@ func (s *session) turn(ctx workflow.Context, input string) TurnOutcome {
 		}
 		out.Usage = addUsage(out.Usage, resp.Usage)
 		out.ModelStop = resp.Stop
-		msgs, rejected, err := s.calls(ctx, step, resp, &out)
+		v := judge(guard, resp.Message.ToolCalls)
+		msgs, rejected, err := s.calls(ctx, step, resp, v, &out)
 		if err != nil {
 			out.Reason, out.Error = loop.StopError, err.Error()
 			return out
 		}
+		msgs = v.apply(resp.Message.ToolCalls, msgs)
 		s.history = append(s.history, resp.Message)
 		s.history = append(s.history, msgs...)
 		out.Steps = step
 		s.steps++
 		switch {
+		case v.stopped():
+			out.Reason = loop.StopToolCallRepeat
+			return out
 		case len(resp.Message.ToolCalls) == 0:
 			out.Reason = loop.StopDone
 			return out
@@ -264,7 +270,7 @@ func (s *session) model(ctx workflow.Context, out *TurnOutcome) (ModelOutput, er
 
 // calls runs the step's tool calls, concurrently, one activity each keyed
 // by the call id, and returns their tool messages in call order.
-func (s *session) calls(ctx workflow.Context, step int, resp ModelOutput, out *TurnOutcome) ([]providers.Message, bool, error) {
+func (s *session) calls(ctx workflow.Context, step int, resp ModelOutput, v verdicts, out *TurnOutcome) ([]providers.Message, bool, error) {
 	calls := resp.Message.ToolCalls
 	if len(calls) == 0 {
 		return nil, false, nil
@@ -275,6 +281,8 @@ func (s *session) calls(ctx workflow.Context, step int, resp ModelOutput, out *T
 	for i, c := range calls {
 		if c.Truncated {
 			msgs[i], done[i] = toolText(c.ID, "The call was cut off by the model's output limit; it was not run.", true), true
+		} else if m, skip := v.skip(i, c); skip { // the repeat guard's
+			msgs[i], done[i] = m, true
 		}
 	}
 	for losses := 0; ; losses++ {
