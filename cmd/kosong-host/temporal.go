@@ -36,6 +36,7 @@ type engineFlags struct {
 	taskQueue string
 	heartbeat time.Duration
 	claimDir  string
+	claimTTL  time.Duration
 	// payloadKey is the payload encryption key file ("" none).
 	payloadKey string
 }
@@ -217,6 +218,7 @@ on another. It runs until SIGINT or SIGTERM. See docs/scaling.md.`,
 	fl.StringVar(&f.baseURL, "base-url", "", "API base URL (overrides {PROVIDER}_BASE_URL)")
 	fl.StringVar(&f.script, "script", "", "script file of the scripted provider")
 	fl.Int64Var(&f.contextSize, "max-context-size", 0, "the model's context window in tokens")
+	fl.DurationVar(&e.claimTTL, "claim-ttl", temporalengine.DefaultClaimTTL, "remove the claim files no model request read for this long (sessions that never closed; a closed session's are removed at once); 0 keeps them")
 	fl.StringVar(&e.claimDir, "claim-dir", "", "where tool outputs over 1 MiB are stored out of the workflow history (default $XDG_STATE_HOME/kosong-host/temporal-claims; share it between the workers a session may move to)")
 	return cmd
 }
@@ -230,6 +232,8 @@ func runWorker(cmd *cobra.Command, g *globals, f *runFlags, e *engineFlags) erro
 	}
 	claimDir := e.claimDir
 	switch {
+	case e.claimTTL < 0:
+		return exitCode(2, fmt.Errorf("invalid --claim-ttl %s: it must not be negative", e.claimTTL))
 	case claimDir != "" && !filepath.IsAbs(claimDir):
 		return exitCode(2, fmt.Errorf("invalid --claim-dir %q: not an absolute path", claimDir))
 	case claimDir == "":
@@ -268,6 +272,7 @@ func runWorker(cmd *cobra.Command, g *globals, f *runFlags, e *engineFlags) erro
 	})
 	defer acts.Close()
 	acts.StoreClaims(claimDir, 0)
+	go acts.SweepClaims(ctx, e.claimTTL, func(err error) { fmt.Fprintln(stderr, "claim sweep: "+err.Error()) })
 	w := temporalengine.NewWorker(c, e.taskQueue, acts)
 	if err := w.Start(); err != nil {
 		return exitCode(1, fmt.Errorf("starting the worker: %w", err))

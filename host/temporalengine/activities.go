@@ -144,7 +144,7 @@ func (a *Activities) ModelRequest(ctx context.Context, in ModelInput) (ModelOutp
 	stop := beat(ctx)
 	defer stop()
 	conv.Toolset().SetPlanMode(in.PlanMode)
-	history, err := a.claims.resolve(in.History)
+	history, err := a.claims.resolve(claimSession(ctx), in.History)
 	if err != nil {
 		return ModelOutput{}, err
 	}
@@ -241,7 +241,7 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolInput) (ToolOutput, er
 	if questions != nil {
 		return ToolOutput{Questions: questions}, nil
 	}
-	msg, err := a.claims.store(r.ToolMessage())
+	msg, err := a.claims.store(claimSession(ctx), r.ToolMessage())
 	if err != nil {
 		return ToolOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("tool call %s: %v", in.Call.ID, err), ErrorClaimCheck, nil)
 	}

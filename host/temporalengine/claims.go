@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"time"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -27,16 +28,17 @@ const ErrorClaimCheck = "ClaimCheckError"
 // workflow history: the reference the model request reads it back by.
 var claimRef = regexp.MustCompile(`^\[kosong claim check sha256:([0-9a-f]{64}), [0-9]+ bytes: the tool's output is stored out of the workflow history\]$`)
 
-// claims stores large tool messages in dir, one file per content
-// (dir/SHA256.json, the hash of the file's content), and reads them back.
+// claims stores large tool messages in a folder of dir per session
+// (claimclean.go), one file per content (dir/SESSION/SHA256.json, the
+// hash of the file's content), and reads them back.
 type claims struct {
 	dir  string
 	over int
 }
 
 // store returns m, or when its encoding is larger than c.over, a tool
-// message that refers to the file it is stored in.
-func (c claims) store(m providers.Message) (providers.Message, error) {
+// message that refers to the file it is stored in, in session's folder.
+func (c claims) store(session string, m providers.Message) (providers.Message, error) {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return m, err
@@ -53,12 +55,13 @@ func (c claims) store(m providers.Message) (providers.Message, error) {
 	}
 	sum := sha256.Sum256(b)
 	name := hex.EncodeToString(sum[:])
-	path := filepath.Join(c.dir, name+".json")
+	folder := c.folder(session)
+	path := filepath.Join(folder, name+".json")
 	if _, err := os.Stat(path); err != nil {
-		if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		if err := os.MkdirAll(folder, 0o700); err != nil {
 			return m, fmt.Errorf("claim-check directory: %w", err)
 		}
-		tmp, err := os.CreateTemp(c.dir, name+".*.tmp")
+		tmp, err := os.CreateTemp(folder, name+".*.tmp")
 		if err != nil {
 			return m, fmt.Errorf("claim check: %w", err)
 		}
@@ -81,7 +84,8 @@ func (c claims) store(m providers.Message) (providers.Message, error) {
 
 // claimOf is the hash a tool message refers to ("" when it is no claim check).
 func claimOf(m providers.Message) string {
-	if m.Role != providers.RoleTool || len(m.Content) != 1 || m.Content[0].Type != providers.PartText {
+	// Parts after the reference (the repeat guard's reminder) are kept.
+	if m.Role != providers.RoleTool || len(m.Content) == 0 || m.Content[0].Type != providers.PartText {
 		return ""
 	}
 	if s := claimRef.FindStringSubmatch(m.Content[0].Text); s != nil {
@@ -90,9 +94,12 @@ func claimOf(m providers.Message) string {
 	return ""
 }
 
-// resolve returns history with the claim checks' messages read back; a
-// missing or altered file is a non-retryable error naming it.
-func (c claims) resolve(history []providers.Message) ([]providers.Message, error) {
+// resolve returns history with the claim checks' messages read back
+// from session's folder (or dir itself, where older workers stored them);
+// a missing or altered file is a non-retryable error naming it. A file
+// read is touched: the sweep of old claims (--claim-ttl) counts from its
+// last use.
+func (c claims) resolve(session string, history []providers.Message) ([]providers.Message, error) {
 	var out []providers.Message
 	for i, m := range history {
 		name := claimOf(m)
@@ -102,7 +109,12 @@ func (c claims) resolve(history []providers.Message) ([]providers.Message, error
 		if out == nil {
 			out = append([]providers.Message(nil), history...)
 		}
-		path := filepath.Join(c.dir, name+".json")
+		path := filepath.Join(c.folder(session), name+".json")
+		if _, err := os.Stat(path); err != nil {
+			if flat := filepath.Join(c.dir, name+".json"); c.dir != "" && fileExists(flat) {
+				path = flat
+			}
+		}
 		fail := func(err error) error {
 			return temporal.NewNonRetryableApplicationError(fmt.Sprintf("claim check %s of tool call %s: %v", path, m.ToolCallID, err), ErrorClaimCheck, nil)
 		}
@@ -120,6 +132,9 @@ func (c claims) resolve(history []providers.Message) ([]providers.Message, error
 		if err := json.Unmarshal(b, &stored); err != nil {
 			return nil, fail(err)
 		}
+		stored.Content = append(stored.Content, m.Content[1:]...)
+		now := time.Now()
+		_ = os.Chtimes(path, now, now)
 		out[i] = stored
 	}
 	if out == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -128,9 +129,10 @@ func TestClaimCheck(t *testing.T) {
 	if len(seen) != 1 || seen[0] != strings.Repeat("x", 4000) {
 		t.Errorf("the model was not sent the stored output (got %d results)", len(seen))
 	}
-	path := filepath.Join(dir, name+".json")
-	if _, err := os.Stat(path); err != nil {
-		t.Fatal(err)
+	// The session's claims are removed when it closes.
+	path := filepath.Join(dir, claimFolderName("default-test-workflow-id"), name+".json")
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the claim check of the closed session: %v, want it removed", err)
 	}
 
 	// A small output stays in the history.
@@ -140,9 +142,6 @@ func TestClaimCheck(t *testing.T) {
 	}
 
 	// The claim-check file is gone: the next model request fails, naming it.
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
 	history := append(slices.Clone(res.History), providers.Message{Role: providers.RoleAssistant, Content: []providers.ContentPart{providers.TextPart("ok")}})
 	out, _, _ = runOne(t, dir, 10, SessionInput{WorkDir: "/w", History: history})
 	if !strings.Contains(out.Error, path) || !strings.Contains(out.Error, "call_big") {
@@ -153,11 +152,11 @@ func TestClaimCheck(t *testing.T) {
 func TestClaimsErrors(t *testing.T) {
 	big := toolText("call_1", strings.Repeat("y", 2000), false)
 	dir := t.TempDir()
-	stored, err := claims{dir: dir, over: 100}.store(big)
+	stored, err := claims{dir: dir, over: 100}.store("s1", big)
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, claimOf(stored)+".json")
+	path := filepath.Join(dir, "s1", claimOf(stored)+".json")
 	tests := []struct {
 		name    string
 		c       claims
@@ -175,9 +174,9 @@ func TestClaimsErrors(t *testing.T) {
 			}
 			var err error
 			if i == 0 {
-				_, err = tt.c.store(big)
+				_, err = tt.c.store("s1", big)
 			} else {
-				_, err = tt.c.resolve([]providers.Message{stored})
+				_, err = tt.c.resolve("s1", []providers.Message{stored})
 			}
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want %q", err, tt.want)

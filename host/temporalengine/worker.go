@@ -13,6 +13,7 @@ func Register(w worker.Registry, a *Activities) {
 	w.RegisterActivityWithOptions(a.ModelRequest, activity.RegisterOptions{Name: ActivityModel})
 	w.RegisterActivityWithOptions(a.ToolCall, activity.RegisterOptions{Name: ActivityTool})
 	w.RegisterActivityWithOptions(a.CloseSession, activity.RegisterOptions{Name: ActivityClose})
+	w.RegisterActivityWithOptions(a.DropClaims, activity.RegisterOptions{Name: ActivityDropClaims})
 }
 
 // NewWorker is a worker of the task queue that runs session workflows and

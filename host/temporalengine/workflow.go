@@ -110,6 +110,7 @@ func Workflow(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 	if err := workflow.Await(ctx, func() bool { return !s.busy && workflow.AllHandlersFinished(ctx) }); err != nil {
 		return SessionResult{}, err
 	}
+	s.dropClaims(ctx)
 	s.closeWorker(ctx)
 	return SessionResult{History: s.history, Turns: s.turns, Steps: s.steps}, nil
 }
@@ -142,6 +143,7 @@ func (s *session) continueAsNew(ctx workflow.Context, closeCh, planCh workflow.R
 	s.closeWorker(ctx)
 	// A close signal sent meanwhile ends the session here instead.
 	if closeCh.ReceiveAsync(nil) {
+		s.dropClaims(ctx)
 		return SessionResult{History: s.history, Turns: s.turns, Steps: s.steps}, nil
 	}
 	in := s.in
