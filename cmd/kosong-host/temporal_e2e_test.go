@@ -270,13 +270,18 @@ agent:
 // TestTemporalFlagErrors: bad engine flags are one-line usage errors
 // (exit 2); an unreachable server is exit 1, named.
 func TestTemporalFlagErrors(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"agent.yaml": echoAgent, "s.md": "hi"})
+	dir := writeFiles(t, map[string]string{"agent.yaml": echoAgent, "s.md": "hi", "short.key": "abc\n"})
 	tests := []struct {
 		name string
 		args []string
 		code int
 		want string
 	}{
+		{"missing payload key file", []string{"run", "-p", "hi", "--engine", "temporal", "--temporal", "127.0.0.1:1", "--payload-key", "nokey"}, 2,
+			"invalid --payload-key: payload key file nokey: no such file or directory"},
+		{"short payload key", []string{"worker", "--temporal", "127.0.0.1:1", "--payload-key", "short.key"}, 2,
+			"invalid --payload-key: payload key file short.key: 4 bytes: want a 32-byte key"},
+		{"negative claim TTL", []string{"worker", "--temporal", "127.0.0.1:1", "--claim-ttl", "-1h"}, 2, "invalid --claim-ttl -1h0m0s: it must not be negative"},
 		{"unknown engine", []string{"run", "-p", "hi", "--engine", "cloud"}, 2, `invalid --engine "cloud": use inprocess or temporal`},
 		{"no server", []string{"run", "-p", "hi", "--engine", "temporal"}, 2, "--temporal HOST:PORT is required"},
 		{"unknown output format", []string{"run", "-p", "hi", "--engine", "temporal", "--temporal", "127.0.0.1:1", "--output-format", "json"}, 2, `invalid --output-format "json": use text or stream-json`},
@@ -294,5 +299,84 @@ func TestTemporalFlagErrors(t *testing.T) {
 				t.Fatalf("exit %d, want %d with %q\nstderr %s", r.code, tt.code, tt.want, r.stderr)
 			}
 		})
+	}
+}
+
+// TestTemporalPayloadKey: with --payload-key (the worker's from
+// $KOSONG_TEMPORAL_PAYLOAD_KEY_FILE) a session runs end to end and its
+// raw workflow history holds neither the prompt nor the tool's output in
+// the clear; a run without the key fails with a one-line error saying
+// the session's payloads are encrypted.
+func TestTemporalPayloadKey(t *testing.T) {
+	srv := temporaltest.Start(t)
+	const prompt, output = "prompt-marker-c41d", "tool-output-marker-77b0"
+	shellArgs, _ := json.Marshal(map[string]any{"command": "echo " + output})
+	model := openaitest.NewServer(t,
+		openaitest.Response{ToolCalls: []openaitest.ToolCall{{ID: "call_shell", Name: "Shell", Arguments: string(shellArgs)}}},
+		openaitest.Response{Text: []string{"all done"}},
+		openaitest.Response{Text: []string{"hello"}},
+	)
+	agentYAML := "version: 1\nagent:\n  name: t\n  system_prompt_path: ./s.md\n  tools:\n    - shell:Shell\n"
+	dir := writeFiles(t, map[string]string{"agent.yaml": agentYAML, "s.md": "hi",
+		"payload.key": "0101010101010101010101010101010101010101010101010101010101010101\n"})
+	keyFile := filepath.Join(dir, "payload.key")
+	const q = "payload-key"
+	startWorker(t, dir, srv.HostPort, q, []string{"OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.BaseURL(), "KOSONG_TEMPORAL_PAYLOAD_KEY_FILE=" + keyFile})
+	runWith := func(args ...string) (result, string) {
+		r := runHostEnv(t, dir, []string{"XDG_STATE_HOME=" + t.TempDir()}, "", append([]string{"run", "--engine", "temporal", "--temporal", srv.HostPort, "--task-queue", q, "--yolo"}, args...)...)
+		m := regexp.MustCompile(`workflow (kosong-session-[0-9a-f]+)`).FindStringSubmatch(r.stderr)
+		if m == nil {
+			t.Fatalf("no workflow id on stderr: %s", r.stderr)
+		}
+		return r, m[1]
+	}
+	r, wid := runWith("-p", prompt, "--payload-key", keyFile)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "all done" {
+		t.Fatalf("run with the key: exit %d, stdout %q\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	reqs := model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	seen := ""
+	for _, m := range reqs[1].Chat.Messages {
+		seen += m.Text()
+	}
+	if !strings.Contains(seen, output) {
+		t.Fatalf("the model did not see the tool's output: %q", seen)
+	}
+	c := srv.Dial(t)
+	ctx, cancel := context.WithTimeout(context.Background(), expectWithin)
+	defer cancel()
+	hist := &history.History{}
+	it := c.GetWorkflowHistory(ctx, wid, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hist.Events = append(hist.Events, ev)
+	}
+	raw, err := proto.Marshal(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(raw, []byte("binary/encrypted")) {
+		t.Fatal("the history has no encrypted payload")
+	}
+	for _, m := range []string{prompt, output} {
+		if bytes.Contains(raw, []byte(m)) {
+			t.Errorf("the raw workflow history holds %q in the clear", m)
+		}
+	}
+
+	r, _ = runWith("-p", "hi")
+	if r.code != 1 || !strings.Contains(r.stderr, "encrypted (key id") || !strings.Contains(r.stderr, "--payload-key") {
+		t.Fatalf("run without the key: exit %d, want 1 with the encrypted-payload error\nstderr %s", r.code, r.stderr)
+	}
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if strings.Contains(line, "error:") && !strings.Contains(line, "--payload-key") {
+			t.Errorf("the error is not one line: %q", r.stderr)
+		}
 	}
 }
