@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
@@ -50,9 +51,9 @@ func keyID(key []byte) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// ReadPayloadKey reads a key file: exactly 32 bytes of key, or the 32
-// bytes written as 64 hex digits or in standard base64 (surrounding
-// white space ignored), as `head -c 32 /dev/urandom`, `openssl rand -hex
+// ReadPayloadKey reads a key file: exactly 32 bytes of key (not all
+// printable ASCII), or the 32 bytes written as 64 hex digits or in
+// standard base64 (surrounding white space ignored), as `head -c 32 /dev/urandom`, `openssl rand -hex
 // 32` or `openssl rand -base64 32` write them. The error names the file.
 func ReadPayloadKey(file string) (*PayloadKey, error) {
 	b, err := os.ReadFile(file)
@@ -75,7 +76,9 @@ func unwrapPath(err error) error {
 }
 
 func parseKey(b []byte) ([]byte, error) {
-	if len(b) == 32 {
+	// 32 bytes of text (the hex of a 16-byte key, say) are no raw key: a
+	// random key is all printable with a chance of 1e-14.
+	if len(b) == 32 && slices.ContainsFunc(b, func(c byte) bool { return c < '!' || c > '~' }) {
 		return b, nil
 	}
 	t := bytes.TrimSpace(b)

@@ -56,7 +56,8 @@ func TestReadPayloadKey(t *testing.T) {
 		{"hex with a newline", []byte(hex.EncodeToString(key) + "\n"), ""},
 		{"base64", []byte("BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc=\n"), ""},
 		{"short", []byte("abc"), "3 bytes: want a 32-byte key"},
-		{"hex of 16 bytes", []byte(hex.EncodeToString(key[:16])), "want a 32-byte key"},
+		{"hex of 16 bytes (32 characters)", []byte(hex.EncodeToString(key[:16])), "32 bytes: want a 32-byte key"},
+		{"32 printable characters", []byte(strings.Repeat("k", 32)), "32 bytes: want a 32-byte key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

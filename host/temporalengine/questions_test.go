@@ -2,17 +2,22 @@ package temporalengine
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/loop"
+	"github.com/kosong-host/kosong-host/host/temporalengine/temporaltest"
+	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
 )
 
@@ -160,4 +165,86 @@ func TestWorkflowQuestionsAnHourLater(t *testing.T) {
 			}
 		})
 	}
+}
+
+// askTool is Noop asking the user which colour, through the worker's
+// UserInput, and answering what the user said.
+type askTool struct{ q approval.UserInput }
+
+func (a askTool) Spec() toolset.Spec {
+	return toolset.Spec{Name: "Noop", Description: "Asks a question.", Parameters: json.RawMessage(`{"type":"object"}`)}
+}
+func (a askTool) Call(ctx context.Context, id string, _ json.RawMessage) toolset.Result {
+	ans, err := a.q.Ask(ctx, approval.QuestionRequest{ToolCallID: id, ToolName: "Noop",
+		Questions: []approval.Question{{Question: "Which colour?", Options: []approval.QuestionOption{{Label: "Blue"}, {Label: "Red"}}}}})
+	if err != nil || ans.Dismissed {
+		return toolset.Result{Kind: toolset.Ok, Output: []providers.ContentPart{providers.TextPart("no answer")}}
+	}
+	return toolset.Result{Kind: toolset.Ok, Output: []providers.ContentPart{providers.TextPart("the user chose " + ans.Answers["Which colour?"])}}
+}
+
+// TestEngineQuestions: on the real dev server, a tool's question waits in
+// the workflow until a client answers it; the call runs again with the
+// answer and the turn ends; a second answer is refused.
+func TestEngineQuestions(t *testing.T) {
+	srv := temporaltest.Start(t)
+	c := srv.Dial(t)
+	acts := NewActivities(func(_ context.Context, req OpenRequest, _ approval.Asker) (Hosted, error) {
+		ts := toolset.New(hclog.NewNullLogger())
+		if req.Questions == nil {
+			return nil, errors.New("the worker offers no UserInput to an attended session")
+		}
+		if err := ts.Add(askTool{q: req.Questions}); err != nil {
+			return nil, err
+		}
+		return &hosted{ts: ts}, nil
+	})
+	w := NewWorker(c, "q", acts)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(); acts.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := Start(ctx, c, "q", SessionInput{WorkDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type turn struct {
+		res loop.TurnResult
+		err error
+	}
+	done := make(chan turn, 1)
+	go func() { r, err := s.Turn(ctx, "pick"); done <- turn{r, err} }()
+	var pending []approval.QuestionRequest
+	for len(pending) == 0 {
+		select {
+		case r := <-done:
+			t.Fatalf("the turn ended before its question was answered: %+v, %v", r.res, r.err)
+		case <-ctx.Done():
+			t.Fatal("no question pending within 2 minutes")
+		case <-time.After(100 * time.Millisecond): // polls the query
+		}
+		if pending, err = s.Questions(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pending[0].Questions[0].Question != "Which colour?" {
+		t.Fatalf("pending: %+v", pending)
+	}
+	a := QuestionAnswer{ToolCallID: pending[0].ToolCallID, Answers: approval.Answers{Answers: map[string]string{"Which colour?": "Blue"}}}
+	if err := s.AnswerQuestions(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.res.Reason != loop.StopDone || r.res.Steps != 2 {
+		t.Fatalf("turn: %+v, %v", r.res, r.err)
+	}
+	if h := strings.Join(texts(s.History()), "|"); !strings.Contains(h, "tool:the user chose Blue") {
+		t.Errorf("history %q", h)
+	}
+	if err := s.AnswerQuestions(ctx, a); err == nil || !strings.Contains(err.Error(), "no questions of tool call") {
+		t.Errorf("a second answer: %v", err)
+	}
+	s.Close()
 }
