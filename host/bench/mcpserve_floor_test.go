@@ -27,6 +27,10 @@ import (
 // in process: mcp serve without the plugin hop).
 const serveEnv = "KOSONG_BENCH_MCP_SERVE"
 
+// baseHostEnv names another kosong-host binary for BenchmarkMCPServeFloor
+// to measure beside the one under test.
+const baseHostEnv = "KOSONG_BENCH_BASE_HOST"
+
 // serveChild runs the server serveEnv names, if any, and reports whether
 // it did.
 func serveChild() bool {
@@ -106,26 +110,8 @@ func BenchmarkMCPServeFloor(b *testing.B) {
 		return e
 	}
 	ctx := context.Background()
-	l := mcpclient.LoadAll(ctx, []spec.MCPServer{
-		{Name: "ours", Command: hostBinary(b), Args: []string{"--agent", agentPath, "mcp", "serve", "--yolo"}, Env: env, Prefix: true, EnabledTools: []string{"Echo"}},
-		{Name: "toolset", Command: self, Env: child("toolset"), Prefix: true, EnabledTools: []string{"Echo"}},
-		{Name: "gosdk", Command: self, Env: child("gosdk"), Prefix: true, EnabledTools: []string{"Echo"}},
-		{Name: "ref", Command: "node", Args: []string{filepath.Join(dir, "node_modules", referenceMCPServer, "dist", "index.js"), "stdio"}, Env: env, Prefix: true, EnabledTools: []string{"echo"}},
-	}, mcpclient.Options{Decider: approval.Yolo{}})
-	defer l.Close()
-	for _, st := range l.Status {
-		if st.Err != nil {
-			b.Fatalf("MCP server %s: %v", st.Name, st.Err)
-		}
-	}
+	host := hostBinary(b)
 	ts := toolset.New(nil)
-	for _, s := range l.Servers {
-		for _, t := range s.Tools() {
-			if err := ts.Add(t); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
 	call := func(name, args, want string) func() {
 		return func() {
 			r := ts.Handle(ctx, providers.ToolCall{ID: "c", Name: name, Arguments: args}).Result()
@@ -134,7 +120,40 @@ func BenchmarkMCPServeFloor(b *testing.B) {
 			}
 		}
 	}
-	markers := []string{"mcp serve", serveEnv + "=toolset", serveEnv + "=gosdk", referenceMCPServer}
+	servers := []spec.MCPServer{
+		{Name: "ours", Command: host, Args: []string{"--agent", agentPath, "mcp", "serve", "--yolo"}, Env: env, Prefix: true, EnabledTools: []string{"Echo"}},
+		{Name: "toolset", Command: self, Env: child("toolset"), Prefix: true, EnabledTools: []string{"Echo"}},
+		{Name: "gosdk", Command: self, Env: child("gosdk"), Prefix: true, EnabledTools: []string{"Echo"}},
+		{Name: "ref", Command: "node", Args: []string{filepath.Join(dir, "node_modules", referenceMCPServer, "dist", "index.js"), "stdio"}, Env: env, Prefix: true, EnabledTools: []string{"echo"}},
+	}
+	names := []string{"mcp serve (Echo plugin)", "mcpserver, Echo in process", "go-sdk alone, echo in process", "reference (node)"}
+	metrics := []string{"serve", "toolset", "gosdk", "ref"}
+	markers := []string{host + " --agent", serveEnv + "=toolset", serveEnv + "=gosdk", referenceMCPServer}
+	fns := []func(){call("ours__Echo", `{"text":"hello"}`, "hello"), call("toolset__Echo", `{"text":"hello"}`, "hello"),
+		call("gosdk__Echo", `{"text":"hello"}`, "hello"), call("ref__echo", `{"message":"hello"}`, "Echo: hello")}
+	// Another build of kosong-host, measured in the same turns: the figures
+	// of a change beside those of the build before it.
+	if base := os.Getenv(baseHostEnv); base != "" {
+		servers = append(servers, spec.MCPServer{Name: "base", Command: base, Args: servers[0].Args, Env: env, Prefix: true, EnabledTools: []string{"Echo"}})
+		names = append(names, "mcp serve, "+baseHostEnv)
+		metrics = append(metrics, "base")
+		markers = append(markers, base+" --agent")
+		fns = append(fns, call("base__Echo", `{"text":"hello"}`, "hello"))
+	}
+	l := mcpclient.LoadAll(ctx, servers, mcpclient.Options{Decider: approval.Yolo{}})
+	defer l.Close()
+	for _, st := range l.Status {
+		if st.Err != nil {
+			b.Fatalf("MCP server %s: %v", st.Name, st.Err)
+		}
+	}
+	for _, s := range l.Servers {
+		for _, t := range s.Tools() {
+			if err := ts.Add(t); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	pids := make([]int, len(markers))
 	before := make([]procUsage, len(markers))
 	for i, m := range markers {
@@ -144,26 +163,20 @@ func BenchmarkMCPServeFloor(b *testing.B) {
 		before[i] = treeUsage(pids[i])
 	}
 	b.ResetTimer()
-	got := measureInterleaved(
-		call("ours__Echo", `{"text":"hello"}`, "hello"),
-		call("toolset__Echo", `{"text":"hello"}`, "hello"),
-		call("gosdk__Echo", `{"text":"hello"}`, "hello"),
-		call("ref__echo", `{"message":"hello"}`, "Echo: hello"))
+	got := measureInterleaved(fns...)
 	b.StopTimer()
 	used := make([]procUsage, len(markers))
 	for i := range markers {
 		used[i] = treeUsage(pids[i]).sub(before[i])
 	}
 	ref := got[3]
-	names := []string{"mcp serve (Echo plugin)", "mcpserver, Echo in process", "go-sdk alone, echo in process", "reference (node)"}
-	metrics := []string{"serve", "toolset", "gosdk", "ref"}
 	n := float64(calls + 200) // with the warm-up
 	b.Logf("MCP stdio echo, %d calls each in turns of 100, p50 / p99 (ratio to the reference); the server's processes: CPU, context switches a call:", calls)
 	for i, g := range got {
 		cpu := float64(used[i].ticks) * 1e4 / n // ticks of 10 ms, in us
 		b.ReportMetric(us(g[0]), metrics[i]+"-p50-us")
 		b.ReportMetric(cpu, metrics[i]+"-cpu-us/call")
-		b.Logf("  %-32s %8.1f / %8.1f us  (%.2fx / %.2fx)  CPU %6.1f us, %4.1f switches", names[i], us(g[0]), us(g[1]),
+		b.Logf("  %-40s %8.1f / %8.1f us  (%.2fx / %.2fx)  CPU %6.1f us, %4.1f switches", names[i], us(g[0]), us(g[1]),
 			float64(g[0])/float64(ref[0]), float64(g[1])/float64(ref[1]), cpu, float64(used[i].switches)/n)
 	}
 }
