@@ -1,3 +1,5 @@
+//go:build unix
+
 package bench
 
 import (
@@ -7,7 +9,8 @@ import (
 	"strings"
 )
 
-// procUsage is what a process tree has used: CPU time (user and system,
+// procUsage is what a process tree has used (from /proc: nothing where
+// there is none): CPU time (user and system,
 // in clock ticks of 10 ms) and context switches of all its threads.
 type procUsage struct {
 	ticks    int64
