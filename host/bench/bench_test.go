@@ -36,6 +36,9 @@ import (
 const calls = 10000
 
 func TestMain(m *testing.M) {
+	if serveChild() {
+		return
+	}
 	code := m.Run()
 	testbin.Cleanup()
 	os.Exit(code)

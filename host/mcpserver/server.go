@@ -280,7 +280,7 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		}
 		args := string(req.Params.Arguments)
 		start := time.Now()
-		r := s.ts.Handle(ctx, providers.ToolCall{ID: id, Name: name, Arguments: args}).Result()
+		r := s.ts.Call(ctx, providers.ToolCall{ID: id, Name: name, Arguments: args})
 		if s.approvals != nil && s.approvals.end(id) && r.Kind == toolset.Rejected {
 			// Not the user's answer: nobody could be asked.
 			r.Message, r.Brief = NoElicitationMessage, "Approval unavailable"

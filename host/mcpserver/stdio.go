@@ -36,10 +36,10 @@ type StdioTransport struct {
 func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	in, out := t.In, t.Out
 	if in == nil {
-		in = os.Stdin
+		in = pollable(os.Stdin, os.O_RDONLY)
 	}
 	if out == nil {
-		out = os.Stdout
+		out = pollable(os.Stdout, os.O_WRONLY)
 	}
 	limit := t.MaxLineLength
 	if limit <= 0 {

@@ -302,6 +302,27 @@ func resolved(r Result) *Pending {
 // the arguments with the schema's defaults filled in for absent properties,
 // in nested objects too.
 func (ts *Toolset) Handle(ctx context.Context, call providers.ToolCall) *Pending {
+	p, run := ts.start(ctx, call)
+	if run != nil {
+		go run()
+	}
+	return p
+}
+
+// Call runs a tool call as Handle does, in the caller's goroutine, and
+// returns its result: Handle(ctx, call).Result() without a goroutine and
+// a hand-over of its own.
+func (ts *Toolset) Call(ctx context.Context, call providers.ToolCall) Result {
+	p, run := ts.start(ctx, call)
+	if run != nil {
+		run()
+	}
+	return p.result
+}
+
+// start resolves a call that does not run (an unknown tool, invalid
+// arguments), or returns its Pending and the function that runs it.
+func (ts *Toolset) start(ctx context.Context, call providers.ToolCall) (*Pending, func()) {
 	ctx, after := takeAfter(ctx)
 	ts.mu.RLock()
 	e := ts.lookupLocked(call.Name)
@@ -311,7 +332,7 @@ func (ts *Toolset) Handle(ctx context.Context, call providers.ToolCall) *Pending
 		if after != nil {
 			after(r)
 		}
-		return resolved(r)
+		return resolved(r), nil
 	}
 	args, err := e.schema.Check([]byte(call.Arguments))
 	if err != nil {
@@ -319,7 +340,7 @@ func (ts *Toolset) Handle(ctx context.Context, call providers.ToolCall) *Pending
 		if after != nil {
 			after(r)
 		}
-		return resolved(r)
+		return resolved(r), nil
 	}
 
 	ts.mu.Lock()
@@ -327,7 +348,7 @@ func (ts *Toolset) Handle(ctx context.Context, call providers.ToolCall) *Pending
 	guard := ts.guard
 	ts.mu.Unlock()
 	p := &Pending{done: make(chan struct{})}
-	go func() {
+	return p, func() {
 		start := time.Now()
 		var r Result
 		gc := Call{ID: call.ID, Spec: e.spec, Args: args}
@@ -356,8 +377,7 @@ func (ts *Toolset) Handle(ctx context.Context, call providers.ToolCall) *Pending
 		if after != nil {
 			after(p.result)
 		}
-	}()
-	return p
+	}
 }
 
 func (ts *Toolset) run(ctx context.Context, e *entry, id string, args json.RawMessage) (r Result) {

@@ -129,13 +129,26 @@ func TestHandle(t *testing.T) {
 			`Error validating JSON arguments: parameter "timeout": type: ` + strings.Repeat("9", 300-len(`parameter "timeout": type: `)) + "…", "Invalid arguments", ""},
 		{"unknown property", "Shell", `{"command":"x","cwd":"/"}`, Failed, `Error validating JSON arguments: unknown parameter "cwd"`, "Invalid arguments", ""},
 	}
+	// Call runs the call in the caller's goroutine, with Handle's outcome.
+	ways := []struct {
+		name string
+		run  func(providers.ToolCall) Result
+	}{
+		{"Handle", func(c providers.ToolCall) Result { return ts.Handle(context.Background(), c).Result() }},
+		{"Call", func(c providers.ToolCall) Result { return ts.Call(context.Background(), c) }},
+	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := ts.Handle(context.Background(), providers.ToolCall{ID: "id-1", Name: tt.tool, Arguments: tt.args}).Result()
-			if r.Kind != tt.kind || r.Message != tt.message || (tt.brief != "" && r.Brief != tt.brief) || r.OutputText() != tt.output || r.ToolCallID != "id-1" {
-				t.Fatalf("got %+v", r)
-			}
-		})
+		for _, way := range ways {
+			t.Run(way.name+"/"+tt.name, func(t *testing.T) {
+				r := way.run(providers.ToolCall{ID: "id-1", Name: tt.tool, Arguments: tt.args})
+				if r.Kind != tt.kind || r.Message != tt.message || (tt.brief != "" && r.Brief != tt.brief) || r.OutputText() != tt.output || r.ToolCallID != "id-1" {
+					t.Fatalf("got %+v", r)
+				}
+				if ts.Active("id-1") {
+					t.Fatal("the call is still active once its result is in")
+				}
+			})
+		}
 	}
 }
 
