@@ -13,6 +13,8 @@ func Register(w worker.Registry, a *Activities) {
 	w.RegisterActivityWithOptions(a.ModelRequest, activity.RegisterOptions{Name: ActivityModel})
 	w.RegisterActivityWithOptions(a.ToolCall, activity.RegisterOptions{Name: ActivityTool})
 	w.RegisterActivityWithOptions(a.CloseSession, activity.RegisterOptions{Name: ActivityClose})
+	w.RegisterWorkflowWithOptions(FeedWorkflow, workflow.RegisterOptions{Name: WorkflowFeed})
+	w.RegisterActivityWithOptions(a.EndFeed, activity.RegisterOptions{Name: ActivityFeedEnd})
 }
 
 // NewWorker is a worker of the task queue that runs session workflows and
@@ -23,6 +25,7 @@ func NewWorker(c client.Client, taskQueue string, a *Activities) worker.Worker {
 		taskQueue = DefaultTaskQueue
 	}
 	w := worker.New(c, taskQueue, worker.Options{EnableSessionWorker: true})
+	a.pub = newPublisher(c, taskQueue) // the turns' feeds (feed.go)
 	Register(w, a)
 	return w
 }
