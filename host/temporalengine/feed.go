@@ -85,12 +85,12 @@ const (
 // on Kind (see the Feed* constants).
 type FeedEvent struct {
 	Kind    string
-	Step    int                 `json:",omitempty"`
-	Attempt int                 `json:",omitempty"`
-	Text    string              `json:",omitempty"`
-	Call    *providers.ToolCall `json:",omitempty"`
-	Result  *FeedResult         `json:",omitempty"`
-	Usage   *providers.Usage    `json:",omitempty"`
+	Step    int                  `json:",omitempty"`
+	Attempt int                  `json:",omitempty"`
+	Text    string               `json:",omitempty"`
+	Call    *providers.ToolCall  `json:",omitempty"`
+	Result  *FeedResult          `json:",omitempty"`
+	Usage   *providers.Usage     `json:",omitempty"`
 	Stop    providers.StopReason `json:",omitempty"`
 	// Truncated are the calls of the response cut off by the output limit.
 	Truncated []providers.ToolCall `json:",omitempty"`
