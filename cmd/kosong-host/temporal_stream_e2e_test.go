@@ -88,7 +88,7 @@ func TestTemporalRunStreams(t *testing.T) {
 					types = append(types, typ)
 				}
 			}
-			if got, want := strings.Join(types, " "), "session step_start text usage stop turn_end result"; got != want {
+			if got, want := strings.Join(types, " "), "session step_start text stop turn_end result"; got != want {
 				t.Errorf("event types %s, want %s\n%s", got, want, stdout)
 			}
 			if got := text.String(); got != "The answer is 42." {

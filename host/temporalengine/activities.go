@@ -150,9 +150,7 @@ func (a *Activities) ModelRequest(ctx context.Context, in ModelInput) (ModelOutp
 	fw.add(FeedEvent{Kind: FeedStep, Step: in.Step, Attempt: int(activity.GetInfo(ctx).Attempt)})
 	out, err := stream(ctx, conv.Provider(), providers.Request{System: conv.System(), History: history, Tools: conv.Toolset().Tools()},
 		func(ev providers.Event) { fw.event(in.Step, ev) })
-	if err == nil {
-		fw.response(in.Step, out)
-	} else if ctx.Err() == nil && providers.IsRetryable(err) {
+	if err != nil && ctx.Err() == nil && providers.IsRetryable(err) {
 		fw.add(FeedEvent{Kind: FeedRetry, Step: in.Step, Attempt: int(activity.GetInfo(ctx).Attempt), Error: err.Error()})
 	}
 	if err != nil {

@@ -75,7 +75,7 @@ const (
 	FeedToolResult = "tool_result" // a call's result: Step, Call, Result
 	FeedUsage      = "usage"       // a response's usage: Step, Usage
 	FeedStop       = "stop"        // why the response ended: Step, Stop, Truncated
-	FeedRetry      = "retry"       // the request failed and is retried: Step, Attempt (the failed one), Error
+	FeedRetry      = "retry"       // the request failed with a retryable error, retried while its attempts last: Step, Attempt (the failed one), Error
 	FeedApproval   = "approval"    // a call waits for an approval (Session.Pending, Session.Answer): Step, Call, Ask
 	FeedDropped    = "dropped"     // the feed reached FeedDeltaBatches: no more deltas this turn (the final messages still reach the history)
 	FeedEnd        = "end"         // the turn ended: Outcome; the last event of a feed
@@ -283,6 +283,9 @@ type feedWriter struct {
 	timer   *time.Timer
 	failed  bool
 
+	// calls are the response's tool calls so far (event).
+	calls []providers.ToolCall
+
 	sendMu sync.Mutex // one send at a time, in order
 	kick   chan struct{}
 	stop   chan struct{}
@@ -403,8 +406,12 @@ func activityLogger(ctx context.Context) (l interface{ Warn(string, ...any) }) {
 	return activity.GetLogger(ctx)
 }
 
-// event queues a provider's stream event of step.
+// event queues a provider's stream event of step (called from the
+// goroutine reading the stream).
 func (w *feedWriter) event(step int, ev providers.Event) {
+	if w == nil {
+		return
+	}
 	switch ev.Kind {
 	case providers.EventText:
 		w.add(FeedEvent{Kind: FeedText, Step: step, Text: ev.Text})
@@ -413,21 +420,20 @@ func (w *feedWriter) event(step int, ev providers.Event) {
 	case providers.EventToolCall:
 		c := *ev.ToolCall
 		w.add(FeedEvent{Kind: FeedToolCall, Step: step, Call: &c})
-	}
-}
-
-// response queues the end of a model response: its usage and stop reason.
-func (w *feedWriter) response(step int, out ModelOutput) {
-	u := out.Usage
-	w.add(FeedEvent{Kind: FeedUsage, Step: step, Usage: &u})
-	var cut []providers.ToolCall
-	for _, c := range out.Message.ToolCalls {
-		if c.Truncated {
-			cut = append(cut, c)
+		w.calls = append(w.calls, c)
+	case providers.EventUsage:
+		if ev.Usage != nil {
+			u := *ev.Usage
+			w.add(FeedEvent{Kind: FeedUsage, Step: step, Usage: &u})
 		}
-	}
-	if out.Stop != "" {
-		w.add(FeedEvent{Kind: FeedStop, Step: step, Stop: out.Stop, Truncated: cut})
+	case providers.EventStop:
+		var cut []providers.ToolCall
+		for _, c := range w.calls {
+			if c.Truncated {
+				cut = append(cut, c)
+			}
+		}
+		w.add(FeedEvent{Kind: FeedStop, Step: step, Stop: ev.Stop, Truncated: cut})
 	}
 }
 
