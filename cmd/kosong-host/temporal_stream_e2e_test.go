@@ -26,16 +26,14 @@ func TestTemporalRunStreams(t *testing.T) {
 		{"stream-json", []string{"--output-format", "stream-json"}, true},
 		{"text", nil, false},
 	}
-	var stdout *notifyWriter
+	// The stream-json run's stdout, which the model waits on.
+	live := &notifyWriter{want: `"type":"text"`, seen: make(chan struct{})}
 	model := openaitest.NewServer(t, openaitest.Response{Text: []string{"The ", "answer ", "is ", "42."}, AfterChunk: func(ctx context.Context, n int, _ string) {
 		if n != 1 { // chunk 0 is the role, 1 the first word
 			return
 		}
-		if stdout.want == "" {
-			return
-		}
 		select {
-		case <-stdout.seen:
+		case <-live.seen:
 		case <-ctx.Done():
 		case <-time.After(expectWithin):
 		}
@@ -45,11 +43,10 @@ func TestTemporalRunStreams(t *testing.T) {
 	startWorker(t, dir, srv.HostPort, q, []string{"OPENAI_API_KEY=k", "OPENAI_BASE_URL=" + model.BaseURL()})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			want := ""
+			stdout := &notifyWriter{seen: make(chan struct{})}
 			if tt.stream {
-				want = `"type":"text"`
+				stdout = live
 			}
-			stdout = &notifyWriter{want: want, seen: make(chan struct{})}
 			run := exec.Command(kosongHost(t), append([]string{"--trust", "run", "-p", "go", "--engine", "temporal", "--temporal", srv.HostPort,
 				"--task-queue", q}, tt.args...)...)
 			run.Dir = dir
