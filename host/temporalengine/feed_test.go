@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/toolset"
 	"github.com/kosong-host/kosong-host/providers"
@@ -219,5 +222,44 @@ func TestLoopEvents(t *testing.T) {
 	evs := LoopEvents(FeedEvent{Kind: FeedEnd, Outcome: &TurnOutcome{Reason: loop.StopError, Error: "boom"}})
 	if len(evs) != 2 || evs[0].(loop.TurnFailed).Err.Error() != "boom" || evs[1].(loop.TurnEnded).Err.Error() != "boom" {
 		t.Errorf("a failed turn's end: %#v", evs)
+	}
+}
+
+// TestFeedWorkflowEnds: a feed ends on its turn's end, or after its
+// idle time without a signal (in workflow time), counting its batches.
+func TestFeedWorkflowEnds(t *testing.T) {
+	tests := []struct {
+		name string
+		end  bool
+		want int
+	}{
+		{"the turn's end", true, 2},
+		{"idle", false, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			env.RegisterWorkflowWithOptions(FeedWorkflow, workflow.RegisterOptions{Name: WorkflowFeed})
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalFeedEvents, []FeedEvent{text(1, "a")}) }, time.Minute)
+			// A signal after an hour keeps the feed open past its first idle hour.
+			env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalFeedEvents, []FeedEvent{text(1, "b")}) }, 90*time.Minute)
+			if tt.end {
+				env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalFeedEnd, TurnOutcome{Steps: 1}) }, 2*time.Hour)
+			}
+			start := env.Now()
+			env.ExecuteWorkflow(WorkflowFeed, FeedInput{Idle: time.Hour})
+			if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+				t.Fatalf("the feed did not end: %v", env.GetWorkflowError())
+			}
+			var n int
+			if err := env.GetWorkflowResult(&n); err != nil || n != tt.want {
+				t.Fatalf("%d batches (%v), want %d", n, err, tt.want)
+			}
+			took := env.Now().Sub(start)
+			if tt.end && took != 2*time.Hour || !tt.end && (took < 150*time.Minute || took > 4*time.Hour) {
+				t.Errorf("the feed ended after %s", took)
+			}
+		})
 	}
 }
