@@ -125,6 +125,9 @@ func runTemporal(cmd *cobra.Command, f *runFlags, args []string) error {
 // its answer as oneShot does in text mode, or with streamJSON the
 // events of what the engine knows once the turn ends (engineEvents).
 func engineOneShot(ctx context.Context, eng conversation.Engine, input string, stdout, stderr io.Writer, streamJSON bool) error {
+	if o, ok := eng.(observedEngine); ok { // live (temporal_stream.go)
+		return engineOneShotLive(ctx, o, input, stdout, stderr, streamJSON)
+	}
 	defer eng.Close()
 	res, err := eng.Turn(ctx, input)
 	history := eng.History()

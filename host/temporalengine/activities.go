@@ -40,6 +40,8 @@ type Activities struct {
 	open Opener
 	// claims holds the tool messages too large for the workflow history.
 	claims claims
+	// pub publishes the turns' live events (nil: none; feed.go).
+	pub *publisher
 
 	mu     sync.Mutex
 	convs  map[string]Hosted
@@ -148,7 +150,14 @@ func (a *Activities) ModelRequest(ctx context.Context, in ModelInput) (ModelOutp
 	if err != nil {
 		return ModelOutput{}, err
 	}
-	out, err := stream(ctx, conv.Provider(), providers.Request{System: conv.System(), History: history, Tools: conv.Toolset().Tools()})
+	fw := a.feed(ctx, in.Turn)
+	defer fw.close()
+	fw.add(FeedEvent{Kind: FeedStep, Step: in.Step, Attempt: int(activity.GetInfo(ctx).Attempt)})
+	out, err := stream(ctx, conv.Provider(), providers.Request{System: conv.System(), History: history, Tools: conv.Toolset().Tools()},
+		func(ev providers.Event) { fw.event(in.Step, ev) })
+	if err != nil && ctx.Err() == nil && providers.IsRetryable(err) {
+		fw.add(FeedEvent{Kind: FeedRetry, Step: in.Step, Attempt: int(activity.GetInfo(ctx).Attempt), Error: err.Error()})
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return ModelOutput{}, ctx.Err()
@@ -171,8 +180,8 @@ func repeatable(a toolset.Annotations) bool {
 	return a.IsReadOnly() || (a.Idempotent != nil && *a.Idempotent)
 }
 
-// stream reads one response to its end.
-func stream(ctx context.Context, p providers.ChatProvider, req providers.Request) (ModelOutput, error) {
+// stream reads one response to its end, showing each event to seen.
+func stream(ctx context.Context, p providers.ChatProvider, req providers.Request, seen func(providers.Event)) (ModelOutput, error) {
 	st, err := p.Stream(ctx, req)
 	if err != nil {
 		return ModelOutput{}, err
@@ -189,6 +198,7 @@ func stream(ctx context.Context, p providers.ChatProvider, req providers.Request
 			return ModelOutput{}, err
 		}
 		activity.RecordHeartbeat(ctx)
+		seen(ev)
 		switch ev.Kind {
 		case providers.EventText:
 			text = append(text, ev.Text...)
@@ -230,11 +240,13 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolInput) (ToolOutput, er
 	ts := conv.Toolset()
 	ts.SetPlanMode(in.PlanMode)
 	cctx := toolset.WithProgress(ctx, func(p toolset.Progress) { activity.RecordHeartbeat(ctx, p.Progress) })
+	start := time.Now()
 	r := ts.Handle(cctx, in.Call).Result()
 	asked, questions := ask.end(in.Call.ID), q.end(in.Call.ID)
 	if ctx.Err() != nil {
 		return ToolOutput{}, ctx.Err()
 	}
+	a.publishTool(ctx, in, r, asked, time.Since(start))
 	if asked != nil {
 		return ToolOutput{Asks: asked}, nil
 	}

@@ -116,6 +116,8 @@ type TurnOutcome struct {
 	// Workers counts the worker sessions the turn used (more than one
 	// when a worker stopped).
 	Workers int
+	// Turn is the turn's number in the session (its feed: FeedID).
+	Turn int `json:",omitempty"`
 }
 
 // SessionResult is what the workflow returns when it is closed.
@@ -143,6 +145,8 @@ type ModelInput struct {
 	Open     OpenRequest
 	PlanMode bool
 	History  []providers.Message
+	// Turn and Step place the request in the session (its turn's feed).
+	Turn, Step int `json:",omitempty"`
 }
 
 // ModelOutput is the model's final message of a request; the deltas
@@ -168,6 +172,8 @@ type ToolInput struct {
 	ForSession []string
 	// Answered are the answers to the questions the call asked so far.
 	Answered []approval.Answers `json:",omitempty"`
+	// Turn and Step place the call in the session (its turn's feed).
+	Turn, Step int `json:",omitempty"`
 }
 
 // ToolOutput is a tool call's result as its tool message.

@@ -14,6 +14,8 @@ func Register(w worker.Registry, a *Activities) {
 	w.RegisterActivityWithOptions(a.ToolCall, activity.RegisterOptions{Name: ActivityTool})
 	w.RegisterActivityWithOptions(a.CloseSession, activity.RegisterOptions{Name: ActivityClose})
 	w.RegisterActivityWithOptions(a.DropClaims, activity.RegisterOptions{Name: ActivityDropClaims})
+	w.RegisterWorkflowWithOptions(FeedWorkflow, workflow.RegisterOptions{Name: WorkflowFeed})
+	w.RegisterActivityWithOptions(a.EndFeed, activity.RegisterOptions{Name: ActivityFeedEnd})
 }
 
 // NewWorker is a worker of the task queue that runs session workflows and
@@ -24,6 +26,7 @@ func NewWorker(c client.Client, taskQueue string, a *Activities) worker.Worker {
 		taskQueue = DefaultTaskQueue
 	}
 	w := worker.New(c, taskQueue, worker.Options{EnableSessionWorker: true})
+	a.pub = newPublisher(c, taskQueue) // the turns' feeds (feed.go)
 	Register(w, a)
 	return w
 }

@@ -33,6 +33,8 @@ type session struct {
 	runs     int
 	busy     bool
 	closed   bool
+	// update is the id of the update that started the last turn.
+	update string
 
 	// sctx is the open worker session's context (nil before the first).
 	sctx workflow.Context
@@ -72,7 +74,11 @@ func Workflow(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 		s.busy = true
 		defer func() { s.busy = false; turnDone.SendAsync(nil) }()
 		s.turns++
-		return s.turn(ctx, input), nil
+		s.update = workflow.GetCurrentUpdateInfo(ctx).ID
+		out := s.turn(ctx, input)
+		out.Turn = s.turns
+		s.endFeed(ctx, out)
+		return out, nil
 	}, workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, input string) error {
 		switch {
 		case s.closed:
@@ -88,6 +94,9 @@ func Workflow(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 		return SessionResult{}, err
 	}
 	if err := s.setQuestionHandlers(ctx); err != nil {
+		return SessionResult{}, err
+	}
+	if err := s.setFeedHandlers(ctx); err != nil {
 		return SessionResult{}, err
 	}
 	if c := in.Carried; c != nil {
@@ -205,7 +214,7 @@ func (s *session) turn(ctx workflow.Context, input string) TurnOutcome {
 			out.Reason, out.Error = loop.StopError, (&loop.MaxStepsError{N: s.in.MaxStepsPerTurn}).Error()
 			return out
 		}
-		resp, err := s.model(ctx, &out)
+		resp, err := s.model(ctx, step, &out)
 		if err != nil {
 			out.Reason, out.Error = loop.StopError, err.Error()
 			return out
@@ -240,7 +249,7 @@ func (s *session) turn(ctx workflow.Context, input string) TurnOutcome {
 // model runs the step's model request: retried under the provider's
 // retry policy on its worker, and asked again on another worker when
 // that one stops.
-func (s *session) model(ctx workflow.Context, out *TurnOutcome) (ModelOutput, error) {
+func (s *session) model(ctx workflow.Context, step int, out *TurnOutcome) (ModelOutput, error) {
 	r := s.in.Retry
 	for losses := 0; ; losses++ {
 		sctx, id, err := s.worker(ctx, out)
@@ -259,7 +268,8 @@ func (s *session) model(ctx workflow.Context, out *TurnOutcome) (ModelOutput, er
 			s.note = ""
 		}
 		var resp ModelOutput
-		err = workflow.ExecuteActivity(actx, ActivityModel, ModelInput{Session: id, Open: s.open(), PlanMode: s.planMode, History: s.history}).Get(ctx, &resp)
+		err = workflow.ExecuteActivity(actx, ActivityModel, ModelInput{Session: id, Open: s.open(), PlanMode: s.planMode, History: s.history,
+			Turn: s.turns, Step: step}).Get(ctx, &resp)
 		if err == nil {
 			return resp, nil
 		}
@@ -295,7 +305,7 @@ func (s *session) calls(ctx workflow.Context, step int, resp ModelOutput, v verd
 		futures := make([]workflow.Future, len(calls))
 		for i, c := range calls {
 			if !done[i] {
-				futures[i] = s.runTool(sctx, id, fmt.Sprintf("tool/%d/%s/%d", step, c.ID, losses), c, slices.Contains(resp.Repeatable, c.Name), nil, nil)
+				futures[i] = s.runTool(sctx, id, step, fmt.Sprintf("tool/%d/%s/%d", step, c.ID, losses), c, slices.Contains(resp.Repeatable, c.Name), nil, nil)
 			}
 		}
 		again := false
@@ -317,7 +327,7 @@ func (s *session) calls(ctx workflow.Context, step int, resp ModelOutput, v verd
 				}
 				if err == nil {
 					res = ToolOutput{}
-					err = s.runTool(sctx, id, fmt.Sprintf("tool/%d/%s/%d/%d", step, c.ID, losses, n), c,
+					err = s.runTool(sctx, id, step, fmt.Sprintf("tool/%d/%s/%d/%d", step, c.ID, losses, n), c,
 						slices.Contains(resp.Repeatable, c.Name), decided, answered).Get(ctx, &res)
 				}
 			}
@@ -343,7 +353,7 @@ func (s *session) calls(ctx workflow.Context, step int, resp ModelOutput, v verd
 // runTool starts one tool call activity, keyed by the call id (with the
 // step, the worker and the approval round, since models number calls per
 // response): at most once unless the tool may repeat.
-func (s *session) runTool(sctx workflow.Context, session, activityID string, c providers.ToolCall, repeatable bool, decided []Decided, answered []approval.Answers) workflow.Future {
+func (s *session) runTool(sctx workflow.Context, session string, step int, activityID string, c providers.ToolCall, repeatable bool, decided []Decided, answered []approval.Answers) workflow.Future {
 	attempts := int32(1)
 	if repeatable {
 		attempts = 3
@@ -355,7 +365,7 @@ func (s *session) runTool(sctx workflow.Context, session, activityID string, c p
 		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: attempts},
 	})
 	return workflow.ExecuteActivity(actx, ActivityTool, ToolInput{Session: session, Open: s.open(), PlanMode: s.planMode, Call: c,
-		Decided: decided, ForSession: slices.Clone(s.appr.forSession), Answered: answered})
+		Decided: decided, ForSession: slices.Clone(s.appr.forSession), Answered: answered, Turn: s.turns, Step: step})
 }
 
 func toolText(id, text string, isErr bool) providers.Message {
