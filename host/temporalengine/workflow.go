@@ -32,6 +32,8 @@ type session struct {
 	runs     int
 	busy     bool
 	closed   bool
+	// last is the outcome of the last turn that ended (QueryStatus).
+	last *TurnOutcome
 
 	// sctx is the open worker session's context (nil before the first).
 	sctx workflow.Context
@@ -70,7 +72,9 @@ func Workflow(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 		s.busy = true
 		defer func() { s.busy = false; turnDone.SendAsync(nil) }()
 		s.turns++
-		return s.turn(ctx, input), nil
+		out := s.turn(ctx, input)
+		s.last = &out
+		return out, nil
 	}, workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, input string) error {
 		switch {
 		case s.closed:
@@ -83,6 +87,9 @@ func Workflow(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 		return SessionResult{}, err
 	}
 	if err := s.setApprovalHandlers(ctx); err != nil {
+		return SessionResult{}, err
+	}
+	if err := s.setStatusHandler(ctx); err != nil {
 		return SessionResult{}, err
 	}
 	if c := in.Carried; c != nil {
