@@ -111,9 +111,10 @@ func TestServeTemporalReattach(t *testing.T) {
 	if n := len(h.Messages); n != 4 || h.Messages[3].Text != "all done" {
 		t.Errorf("history %+v", h.Messages)
 	}
-	if got, err := b.api.Session(ctx, sess.ID); err != nil || got.Status != serverclient.StatusIdle {
-		t.Errorf("the session after its turn: %+v, %v", got, err)
-	}
+	waitUntil(t, "the session is idle after its turn", func() bool {
+		got, err := b.api.Session(ctx, sess.ID)
+		return err == nil && got.Status == serverclient.StatusIdle
+	})
 }
 
 // TestServeTemporalApprovals: a turn waiting for an approval shows an
@@ -165,8 +166,8 @@ func TestServeTemporalApprovals(t *testing.T) {
 	evs.until("turn_end", func(m map[string]any) bool { return m["reason"] == "done" })
 
 	// Answered with the approvals command.
-	if _, err := p.api.Send(ctx, sess.ID, serverclient.Message{Text: "two"}); err != nil {
-		t.Fatal(err)
+	if a, err := p.api.Send(ctx, sess.ID, serverclient.Message{Text: "two"}); err != nil || a.Status == serverclient.MessageSteered {
+		t.Fatalf("the second message: %+v, %v", a, err)
 	}
 	req = evs.until("approval_request", nil)
 	if req["tool_call_id"] != "call_two" {

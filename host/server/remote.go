@@ -373,6 +373,13 @@ func (s *session) syncRemote(ctx context.Context, st RemoteStatus) error {
 		return nil
 	}
 	ended := st.Turns >= rec.Turn && !st.Busy
+	// The requests answered meanwhile come before what their answers
+	// caused.
+	if ended {
+		s.dropRemotePending(nil)
+	} else {
+		s.dropRemotePending(st.Pending)
+	}
 	if st.HistoryLen > rec.Seen {
 		h, err := s.remote.History(ctx)
 		if err != nil {
@@ -389,11 +396,9 @@ func (s *session) syncRemote(ctx context.Context, st RemoteStatus) error {
 		s.mu.Lock()
 		s.rec.TurnEnded, s.ended = true, true
 		s.mu.Unlock()
-		s.dropRemotePending(nil)
 		s.logRemote(remoteEnd(st.Last, nil)...)
 		return nil
 	}
-	s.dropRemotePending(st.Pending)
 	for _, req := range st.Pending {
 		s.askRemote(req)
 	}
