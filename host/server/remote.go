@@ -261,7 +261,7 @@ func (s *session) runRemoteTurns(text string, start bool) {
 		if start {
 			s.startRemote(text)
 		}
-		s.followRemote()
+		s.followRemote(!start)
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
@@ -320,8 +320,10 @@ func (s *session) remoteCtx() (context.Context, context.CancelFunc) {
 }
 
 // followRemote follows the record's turn until it ends (its events are
-// logged) or the session closes.
-func (s *session) followRemote() {
+// logged) or the session closes. attached: the server attached to the
+// session; a turn the engine never took (the server that sent it stopped
+// first) ends at once.
+func (s *session) followRemote(attached bool) {
 	var failing time.Time
 	t := time.NewTicker(remotePoll)
 	defer t.Stop()
@@ -334,6 +336,12 @@ func (s *session) followRemote() {
 		}
 		ctx, cancel := s.remoteCtx()
 		st, err := s.remote.Status(ctx)
+		if err == nil && attached && !st.Busy && st.Turns < s.turnOf() {
+			s.endRemote(fmt.Errorf("turn %d never reached the %s engine: the server that sent it stopped first", s.turnOf(), s.rec.Engine))
+			cancel()
+			return
+		}
+		attached = false
 		if err == nil {
 			err = s.syncRemote(ctx, st)
 		}
@@ -345,12 +353,7 @@ func (s *session) followRemote() {
 			failing = time.Now()
 			s.srv.logger.Warn("server: the session's engine does not answer", "session", s.rec.ID, "error", err)
 		case time.Since(failing) > remoteGiveUp:
-			s.followMu.Lock()
-			s.mu.Lock()
-			s.rec.TurnEnded, s.ended = true, true
-			s.mu.Unlock()
-			s.logRemote(remoteEnd(nil, fmt.Errorf("the %s engine did not answer for %s: %w", s.rec.Engine, remoteGiveUp, err))...)
-			s.followMu.Unlock()
+			s.endRemote(fmt.Errorf("the %s engine did not answer for %s: %w", s.rec.Engine, remoteGiveUp, err))
 			return
 		}
 		select {
@@ -359,6 +362,24 @@ func (s *session) followRemote() {
 		case <-t.C:
 		}
 	}
+}
+
+// turnOf is the number of the followed turn.
+func (s *session) turnOf() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rec.Turn
+}
+
+// endRemote ends the followed turn with err.
+func (s *session) endRemote(err error) {
+	s.followMu.Lock()
+	defer s.followMu.Unlock()
+	s.mu.Lock()
+	s.rec.TurnEnded, s.ended = true, true
+	s.mu.Unlock()
+	s.dropRemotePending(nil)
+	s.logRemote(remoteEnd(nil, err)...)
 }
 
 // syncRemote logs what changed in the followed turn: its new messages,
