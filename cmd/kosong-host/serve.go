@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -33,6 +34,7 @@ type serveFlags struct {
 	tokenEnv        string
 	maxSessions     int
 	maxBody         int64
+	engine          engineFlags
 }
 
 func newServeCmd(g *globals) *cobra.Command {
@@ -54,7 +56,13 @@ the token is made on first start in $XDG_STATE_HOME/kosong-host/server/token
 non-loopback address needs --allow-remote and TLS (--tls-cert, --tls-key).
 
 SIGTERM (or Ctrl-C) stops taking turns, cancels the running ones (their
-completed steps are saved, marked interrupted), saves every session and exits 0.`,
+completed steps are saved, marked interrupted), saves every session and exits 0.
+
+With --engine temporal --temporal HOST:PORT each new session is a session
+workflow whose turns run on the workers (kosong-host worker), with the
+workers' agent, provider and model; the server follows them, and a server
+that stops (or dies) leaves their turns running: started again with the
+same state folder, it attaches to them again by session id.`,
 		Args:        cobra.NoArgs,
 		Annotations: map[string]string{noAgentAnnotation: "yes"},
 		RunE:        func(cmd *cobra.Command, _ []string) error { return runServe(cmd, g, f) },
@@ -79,6 +87,8 @@ completed steps are saved, marked interrupted), saves every session and exits 0.
 	fl.DurationVar(&r.streamIdle, "stream-idle-timeout", 0, "fail a model response (and retry it) when its stream sends nothing for this long")
 	fl.BoolVar(&r.yolo, "yolo", false, "sessions created without a mode approve every action")
 	fl.BoolVar(&r.plan, "plan", false, "sessions created without a mode start in plan mode")
+	addEngineFlags(fl, &f.engine)
+	fl.Lookup("engine").Usage = "where new sessions' turns run: inprocess, or temporal (session workflows on the workers of --temporal; docs/server.md)"
 	return cmd
 }
 
@@ -92,6 +102,14 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if f.maxSessions < 1 || f.maxBody < 1024 {
 		return exitCode(2, errors.New("--max-sessions must be at least 1 and --max-body at least 1024"))
 	}
+	switch {
+	case f.engine.engine != "inprocess" && f.engine.engine != "temporal":
+		return exitCode(2, fmt.Errorf("invalid --engine %q: use inprocess or temporal", f.engine.engine))
+	case f.engine.engine == "temporal" && f.engine.temporal == "":
+		return exitCode(2, errors.New("--engine temporal needs --temporal HOST:PORT: the Temporal server's frontend"))
+	case f.engine.engine == "temporal" && f.engine.heartbeat < time.Second:
+		return exitCode(2, fmt.Errorf("invalid --heartbeat-timeout %s: it must be at least 1s", f.engine.heartbeat))
+	}
 	dir, err := serverclient.Dir(os.Getenv)
 	if err != nil {
 		return exitCode(2, err)
@@ -100,36 +118,74 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 	if err != nil {
 		return exitCode(2, err)
 	}
-	wd, err := os.Getwd()
+	var open server.Opener
+	var remote server.Remote
+	if f.engine.engine == "temporal" {
+		c, err := dialTemporal(cmd.Context(), &f.engine, cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		remote = &temporalRemote{c: c, e: &f.engine, maxSteps: f.run.maxSteps}
+	} else {
+		closeOpener, err := g.inProcessOpener(cmd, f, dir, &open)
+		if err != nil {
+			return err
+		}
+		defer closeOpener()
+	}
+	mode := serverclient.ModeAsk
+	switch {
+	case f.run.yolo:
+		mode = serverclient.ModeYolo
+	case f.run.plan:
+		mode = serverclient.ModePlan
+	}
+	ln, loopback, err := server.Listen(server.ListenOptions{Addr: f.listen, AllowRemote: f.allowRemote, TLSCert: f.tlsCert, TLSKey: f.tlsKey})
 	if err != nil {
 		return exitCode(2, err)
 	}
+	srv, err := server.New(server.Config{Open: open, Remote: remote, Token: token, StateDir: dir, MaxSessions: f.maxSessions, MaxBody: f.maxBody,
+		CheckHost: loopback, DefaultMode: mode, Version: buildVersion(), Logger: g.logger, Page: web.Handler()})
+	if err != nil {
+		ln.Close()
+		return exitCode(2, err)
+	}
+	return serveUntilStopped(cmd, f, srv, ln, dir, made)
+}
+
+// inProcessOpener sets *open to the Opener of sessions run in serve's
+// process; the returned func closes what the sessions share.
+func (g *globals) inProcessOpener(cmd *cobra.Command, f *serveFlags, dir string, open *server.Opener) (func(), error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, exitCode(2, err)
+	}
 	base, err := g.conversationConfig(&f.run, wd)
 	if err != nil {
-		return exitCode(2, err)
+		return nil, exitCode(2, err)
 	}
 	// The sessions share their plugin processes (docs/server.md, "Shared
 	// plugin processes"); the pool stops them after the sessions closed.
 	pool := pluginpool.New()
-	defer pool.Close()
 	base.Plugins = pool
 	// The server's audit log: every session's records, beside each
 	// session's own (docs/observability.md).
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return exitCode(2, err)
+		pool.Close()
+		return nil, exitCode(2, err)
 	}
 	serverAudit, err := audit.Open(dir, audit.Options{})
 	if err != nil {
-		return exitCode(2, err)
+		pool.Close()
+		return nil, exitCode(2, err)
 	}
-	defer serverAudit.Close()
 	base.AuditAlso = serverAudit
 	explicit := ""
 	if fl := cmd.Flag("agent"); fl != nil && fl.Changed {
 		explicit = g.agentPath
 	}
-	stderr := cmd.ErrOrStderr()
-	open := func(ctx context.Context, req server.OpenRequest) (*server.Opened, error) {
+	*open = func(ctx context.Context, req server.OpenRequest) (*server.Opened, error) {
 		agentFile := explicit
 		if req.Agent != "" {
 			agentFile = req.Agent
@@ -163,23 +219,13 @@ func runServe(cmd *cobra.Command, g *globals, f *serveFlags) error {
 		}
 		return &server.Opened{Conv: conv, AgentFile: file, Note: sa.note}, nil
 	}
-	mode := serverclient.ModeAsk
-	switch {
-	case f.run.yolo:
-		mode = serverclient.ModeYolo
-	case f.run.plan:
-		mode = serverclient.ModePlan
-	}
-	ln, loopback, err := server.Listen(server.ListenOptions{Addr: f.listen, AllowRemote: f.allowRemote, TLSCert: f.tlsCert, TLSKey: f.tlsKey})
-	if err != nil {
-		return exitCode(2, err)
-	}
-	srv, err := server.New(server.Config{Open: open, Token: token, StateDir: dir, MaxSessions: f.maxSessions, MaxBody: f.maxBody,
-		CheckHost: loopback, DefaultMode: mode, Version: buildVersion(), Logger: g.logger, Page: web.Handler()})
-	if err != nil {
-		ln.Close()
-		return exitCode(2, err)
-	}
+	// The pool stops the plugins after the sessions closed.
+	return func() { serverAudit.Close(); pool.Close() }, nil
+}
+
+// serveUntilStopped serves srv on ln until SIGINT or SIGTERM.
+func serveUntilStopped(cmd *cobra.Command, f *serveFlags, srv *server.Server, ln net.Listener, dir string, made bool) error {
+	stderr := cmd.ErrOrStderr()
 	ignoreBrokenPipe()
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -273,7 +273,11 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	rec := record{Cwd: filepath.Clean(req.Cwd), AgentRequested: req.Agent, Model: req.Model, Mode: req.Mode, ID: req.Resume}
-	ss, err := s.open(r.Context(), rec, true)
+	open := s.open
+	if s.cfg.Remote != nil {
+		open = func(ctx context.Context, rec record, _ bool) (*session, error) { return s.openRemote(ctx, rec) }
+	}
+	ss, err := open(r.Context(), rec, true)
 	if err != nil {
 		s.openError(w, err)
 		return
@@ -361,7 +365,7 @@ func (s *Server) open(ctx context.Context, rec record, isNew bool) (*session, er
 // create with resume).
 func (s *Server) reopen(ctx context.Context, ss *session) error {
 	ss.mu.Lock()
-	if ss.conv != nil || ss.closed {
+	if ss.conv != nil || ss.remote != nil || ss.closed {
 		ss.mu.Unlock()
 		if ss.closed {
 			return errDraining
@@ -377,6 +381,16 @@ func (s *Server) reopen(ctx context.Context, ss *session) error {
 			return ctx.Err()
 		}
 		return s.reopen(ctx, ss)
+	}
+	switch {
+	case ss.rec.Engine != "":
+		err := notOnEngine(ss.rec)
+		ss.mu.Unlock()
+		return openError{err}
+	case s.cfg.Open == nil:
+		err := fmt.Errorf("session %s ran in a server's process: serve it without --engine", ss.rec.ID)
+		ss.mu.Unlock()
+		return openError{err}
 	}
 	ss.opening = make(chan struct{})
 	ss.mu.Unlock()
@@ -489,7 +503,18 @@ func (s *Server) deleteSession(w http.ResponseWriter, r *http.Request) {
 	delete(s.sessions, id)
 	s.deleted[id] = true
 	s.mu.Unlock()
+	ss.mu.Lock()
+	remote, running := ss.remote, ss.running
+	ss.mu.Unlock()
 	ss.close(closedDeleted, false)
+	if remote != nil {
+		// The session ends on the engine too (its running turn cancelled).
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		if err := remote.End(ctx, running); err != nil {
+			s.logger.Warn("server: the deleted session did not end on its engine", "session", id, "error", err)
+		}
+		cancel()
+	}
 	if err := s.reg.remove(id); err != nil {
 		s.logger.Error("server: the session list was not saved", "error", err)
 	}
@@ -535,6 +560,10 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	status, seq, err := ss.send(m.Text, content, m.Steer)
+	if errors.Is(err, errImages) {
+		writeError(w, http.StatusBadRequest, serverclient.CodeBadRequest, fmt.Sprintf("session %s: %v: send text only", r.PathValue("id"), err))
+		return
+	}
 	if err != nil {
 		writeError(w, http.StatusGone, serverclient.CodeGone, fmt.Sprintf("session %s is closed", r.PathValue("id")))
 		return
@@ -556,10 +585,16 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ss.mu.Lock()
-	conv, id := ss.conv, ss.rec.ID
+	conv, id, remote := ss.conv, ss.rec.ID, ss.remote
 	ss.mu.Unlock()
 	var msgs []providers.Message
-	if conv != nil {
+	if remote != nil {
+		var err error
+		if msgs, err = ss.remoteHistory(r.Context()); err != nil {
+			writeError(w, http.StatusBadGateway, serverclient.CodeEngine, oneLine(err.Error()))
+			return
+		}
+	} else if conv != nil {
 		msgs = conv.History()
 	} else {
 		root, err := savedsession.Root(nil)
@@ -628,6 +663,8 @@ func (s *Server) answered(w http.ResponseWriter, id string, seq int64, err error
 	switch {
 	case errors.Is(err, errAnswered):
 		writeError(w, http.StatusConflict, serverclient.CodeConflict, fmt.Sprintf("request %s was answered already", id))
+	case errors.Is(err, errEngine):
+		writeError(w, http.StatusBadGateway, serverclient.CodeEngine, fmt.Sprintf("request %s: %v", id, err))
 	case err != nil:
 		writeError(w, http.StatusNotFound, serverclient.CodeNotFound, fmt.Sprintf("no request %q is waiting for an answer in this session", id))
 	default:

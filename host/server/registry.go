@@ -29,6 +29,16 @@ type record struct {
 	Created        time.Time `json:"created"`
 	LastSeq        int64     `json:"last_seq"`
 	Interrupted    bool      `json:"interrupted"`
+	// Engine names the Remote engine the session runs on ("" in process);
+	// the fields below are its turn the server follows.
+	Engine string `json:"engine,omitempty"`
+	// Turn is the number of the turn last started through the server;
+	// TurnStart the history's length when it started; Seen the length
+	// whose messages' events are logged; TurnEnded: its turn_end is.
+	Turn      int  `json:"turn,omitempty"`
+	TurnStart int  `json:"turn_start,omitempty"`
+	Seen      int  `json:"seen,omitempty"`
+	TurnEnded bool `json:"turn_ended,omitempty"`
 }
 
 // registry is the file of records.

@@ -67,6 +67,9 @@ type Opener func(ctx context.Context, req OpenRequest) (*Opened, error)
 // Config configures a Server.
 type Config struct {
 	Open Opener
+	// Remote, if set, runs the new sessions on that engine instead of
+	// opening them through Open (which may then be nil).
+	Remote Remote
 	// Token is the bearer token every request but /healthz must send.
 	Token string
 	// StateDir holds the server's session list (serverclient.Dir).
@@ -108,7 +111,7 @@ type Server struct {
 // New returns a server; the sessions its state folder lists (saved by an
 // earlier server) are listed, saved, and open again at their next message.
 func New(cfg Config) (*Server, error) {
-	if cfg.Open == nil {
+	if cfg.Open == nil && cfg.Remote == nil {
 		return nil, errors.New("server: no Opener")
 	}
 	if cfg.Token == "" {
@@ -135,8 +138,18 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, logger: cfg.Logger, reg: reg, sessions: map[string]*session{}, deleted: map[string]bool{}}
 	s.ctx, s.stop = context.WithCancel(context.Background())
+	var remote []*session
 	for _, rec := range reg.list() {
-		s.sessions[rec.ID] = newSession(s, rec)
+		ss := newSession(s, rec)
+		if rec.Engine != "" && cfg.Remote != nil && rec.Engine == cfg.Remote.Name() {
+			// It runs on the engine still: attach to it again.
+			ss.remote = cfg.Remote.Attach(rec.ID)
+			remote = append(remote, ss)
+		}
+		s.sessions[rec.ID] = ss
+	}
+	for _, ss := range remote {
+		ss.attached()
 	}
 	return s, nil
 }
@@ -179,14 +192,18 @@ func (s *Server) Shutdown() {
 func (ss *session) isOpen() bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return ss.conv != nil
+	return ss.conv != nil || ss.remote != nil
 }
 
-// openCount counts the open sessions and those opening.
+// openCount counts the open sessions and those opening (a remote
+// session holds no process here: it does not count).
 func (s *Server) openCountLocked() int {
 	n := s.opening
 	for _, ss := range s.sessions {
-		if ss.isOpen() {
+		ss.mu.Lock()
+		open := ss.conv != nil
+		ss.mu.Unlock()
+		if open {
 			n++
 		}
 	}

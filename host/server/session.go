@@ -109,6 +109,9 @@ type answer struct {
 type pending struct {
 	kind string
 	ch   chan answer
+	// remote answers a remote session's request (key is its remoteKey).
+	remote func(answer) error
+	key    string
 }
 
 // queuedMessage is a message waiting for the running turn to end.
@@ -138,11 +141,22 @@ type session struct {
 	reqSeq   int
 	closed   bool
 	turns    sync.WaitGroup
+
+	// remote is the session of a Remote engine (conv is nil then);
+	// followMu orders what its follower and its answers log; stopFollow
+	// is closed when the session closes; remoteAsked are its logged
+	// requests (request id by remoteKey), remoteDone those answered.
+	remote      RemoteSession
+	followMu    sync.Mutex
+	stopFollow  chan struct{}
+	remoteAsked map[string]string
+	remoteDone  map[string]bool
 }
 
 func newSession(srv *Server, rec record) *session {
 	return &session{srv: srv, rec: rec, log: newEventLog(rec.LastSeq+1, srv.cfg.LogEvents),
-		pending: map[string]pending{}, answered: map[string]bool{}}
+		pending: map[string]pending{}, answered: map[string]bool{},
+		stopFollow: make(chan struct{}), remoteAsked: map[string]string{}, remoteDone: map[string]bool{}}
 }
 
 // Observe records a loop event in the log.
@@ -196,11 +210,7 @@ func (s *session) ask(ctx context.Context, req approval.Request) (approval.Answe
 	id, ch := s.addPending(kindApproval)
 	display := make([]displayBlock, 0, len(req.Display))
 	for _, d := range req.Display {
-		data := d.Data
-		if !json.Valid(data) {
-			data, _ = json.Marshal(string(d.Data))
-		}
-		display = append(display, displayBlock{Kind: d.Kind, Data: data})
+		display = append(display, displayBlock{Kind: d.Kind, Data: jsonData(d.Data)})
 	}
 	s.log.add(approvalRequestEvent{Type: "approval_request", RequestID: id, ToolCallID: req.ToolCallID, Plugin: req.Plugin,
 		Tool: req.ToolName, Action: req.Action, Description: req.Description, Display: display})
@@ -215,6 +225,15 @@ func (s *session) ask(ctx context.Context, req approval.Request) (approval.Answe
 		a := <-ch
 		return a.approval, a.feedback, nil
 	}
+}
+
+// jsonData is a display block's data as JSON (a JSON string when it is
+// not JSON).
+func jsonData(data json.RawMessage) json.RawMessage {
+	if !json.Valid(data) {
+		data, _ = json.Marshal(string(data))
+	}
+	return data
 }
 
 // askQuestions is the session's approval.UserInput.
@@ -259,6 +278,10 @@ func (s *session) answer(id, kind string, a answer, ev requestAnsweredEvent) (in
 	}
 	delete(s.pending, id)
 	s.answered[id] = true
+	if p.remote != nil {
+		s.mu.Unlock()
+		return s.answerRemote(id, p, a, ev)
+	}
 	// Logged before the turn goes on, so that every client sees the
 	// answer before what it caused.
 	seq := s.log.add(ev)
@@ -278,6 +301,7 @@ func (s *session) snapshot() serverclient.Session {
 		info.Model = s.rec.Model
 	}
 	info.LastSeq = s.log.last()
+	info.Engine = s.rec.Engine
 	info.Queued = len(s.queue)
 	info.Pending = make([]string, 0, len(s.pending))
 	for id := range s.pending {
@@ -285,7 +309,7 @@ func (s *session) snapshot() serverclient.Session {
 	}
 	sortStrings(info.Pending)
 	switch {
-	case s.conv == nil:
+	case s.conv == nil && s.remote == nil:
 		info.Status = serverclient.StatusSaved
 	case s.running:
 		info.Status = serverclient.StatusRunning
@@ -303,8 +327,11 @@ var errClosed = errors.New("the session is closed")
 func (s *session) send(text string, content []providers.ContentPart, steer bool) (string, int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || s.conv == nil {
+	if s.closed || (s.conv == nil && s.remote == nil) {
 		return "", 0, errClosed
+	}
+	if s.remote != nil {
+		return s.sendRemoteLocked(text, content)
 	}
 	if s.running {
 		if steer && len(content) == 1 && s.conv.Steer(text) {
@@ -376,6 +403,11 @@ func (s *session) close(reason string, markInterrupted bool) record {
 	}
 	s.closed = true
 	s.queue = nil
+	if s.remote != nil {
+		// The running turn goes on on the engine.
+		s.mu.Unlock()
+		return s.closeRemote(reason)
+	}
 	if markInterrupted && s.running {
 		s.rec.Interrupted = true
 	}

@@ -81,6 +81,9 @@ type Session struct {
 	// Note says, in one line, what the workspace trust rules left out
 	// (an untrusted folder's agent or .env); "" when nothing.
 	Note string `json:"note,omitempty"`
+	// Engine is where the session's turns run: "" in the server's
+	// process, "temporal" on the workers of serve --engine temporal.
+	Engine string `json:"engine,omitempty"`
 }
 
 // SessionList is the answer of GET /v1/sessions.
@@ -198,6 +201,7 @@ const (
 	CodeOpenFailed   = "open_failed"        // 422: the session could not be opened
 	CodeBadHost      = "bad_host"           // 403: the Host header is not the server's
 	CodeMethod       = "method_not_allowed" // 405
+	CodeEngine       = "engine_failed"      // 502: the session's engine (Temporal) did not answer
 )
 
 // Error is an error answer of the API.

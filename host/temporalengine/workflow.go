@@ -35,6 +35,8 @@ type session struct {
 	closed   bool
 	// update is the id of the update that started the last turn.
 	update string
+	// last is the outcome of the last turn that ended (QueryStatus).
+	last *TurnOutcome
 
 	// sctx is the open worker session's context (nil before the first).
 	sctx workflow.Context
@@ -77,6 +79,7 @@ func Workflow(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 		s.update = workflow.GetCurrentUpdateInfo(ctx).ID
 		out := s.turn(ctx, input)
 		out.Turn = s.turns
+		s.last = &out
 		s.endFeed(ctx, out)
 		return out, nil
 	}, workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, input string) error {
@@ -97,6 +100,9 @@ func Workflow(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 		return SessionResult{}, err
 	}
 	if err := s.setFeedHandlers(ctx); err != nil {
+		return SessionResult{}, err
+	}
+	if err := s.setStatusHandler(ctx); err != nil {
 		return SessionResult{}, err
 	}
 	if c := in.Carried; c != nil {
