@@ -35,6 +35,7 @@ func (e *engineFlags) applyPayloadKey(opts *client.Options) error {
 		}
 	}
 	opts.DataConverter = temporalengine.NewDataConverter(key)
+	e.dc = opts.DataConverter
 	opts.FailureConverter = temporalengine.NewFailureConverter(key)
 	return nil
 }

@@ -37,11 +37,11 @@ func (r *temporalRemote) Start(ctx context.Context, req server.OpenRequest) (ser
 	if err != nil {
 		return nil, err
 	}
-	return temporalSession{s}, nil
+	return temporalSession{s.WithDataConverter(r.e.dc)}, nil
 }
 
 func (r *temporalRemote) Attach(id string) server.RemoteSession {
-	return temporalSession{temporalengine.Attach(r.c, id)}
+	return temporalSession{temporalengine.Attach(r.c, id).WithDataConverter(r.e.dc)}
 }
 
 // temporalSession is a session workflow as the server follows it.

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/log"
 
 	"github.com/kosong-host/kosong-host/host/approval"
@@ -39,6 +40,9 @@ type engineFlags struct {
 	claimTTL  time.Duration
 	// payloadKey is the payload encryption key file ("" none).
 	payloadKey string
+	// dc is the data converter dialTemporal's client was given (with the
+	// payload key's codec): sessions read their feeds with it.
+	dc converter.DataConverter
 }
 
 func addTemporalFlags(fl *pflag.FlagSet, e *engineFlags) {
@@ -117,6 +121,7 @@ func runTemporal(cmd *cobra.Command, f *runFlags, args []string) error {
 	if err != nil {
 		return exitCode(1, err)
 	}
+	sess.WithDataConverter(f.engine.dc)
 	fmt.Fprintf(stderr, "session %s on Temporal (workflow %s)\n", sess.ID(), sess.WorkflowID())
 	return engineOneShot(ctx, sess, mode.input, stdout, stderr, f.outputFormat == "stream-json")
 }

@@ -330,9 +330,12 @@ func TestTemporalPayloadKey(t *testing.T) {
 		}
 		return r, m[1]
 	}
-	r, wid := runWith("-p", prompt, "--payload-key", keyFile)
-	if r.code != 0 || strings.TrimSpace(r.stdout) != "all done" {
-		t.Fatalf("run with the key: exit %d, stdout %q\nstderr %s", r.code, r.stdout, r.stderr)
+	// stream-json: the live events come from the turn's feed, whose
+	// payloads are sealed with the same key.
+	r, wid := runWith("-p", prompt, "--payload-key", keyFile, "--output-format", "stream-json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"type":"text"`) || !strings.Contains(r.stdout, `"type":"tool_result"`) ||
+		!strings.Contains(r.stdout, output) || !strings.Contains(r.stdout, `"type":"result","subtype":"success","text":"all done"`) {
+		t.Fatalf("run with the key: exit %d, want the live text and tool_result events and the result\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
 	reqs := model.Requests()
 	if len(reqs) != 2 {
@@ -348,25 +351,29 @@ func TestTemporalPayloadKey(t *testing.T) {
 	c := srv.Dial(t)
 	ctx, cancel := context.WithTimeout(context.Background(), expectWithin)
 	defer cancel()
-	hist := &history.History{}
-	it := c.GetWorkflowHistory(ctx, wid, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
+	// The session's history and its first turn's feed.
+	feed := temporalengine.FeedID(strings.TrimPrefix(wid, temporalengine.WorkflowIDPrefix), 1)
+	for _, id := range []string{wid, feed} {
+		hist := &history.History{}
+		it := c.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				t.Fatalf("%s: %v", id, err)
+			}
+			hist.Events = append(hist.Events, ev)
+		}
+		raw, err := proto.Marshal(hist)
 		if err != nil {
 			t.Fatal(err)
 		}
-		hist.Events = append(hist.Events, ev)
-	}
-	raw, err := proto.Marshal(hist)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(raw, []byte("binary/encrypted")) {
-		t.Fatal("the history has no encrypted payload")
-	}
-	for _, m := range []string{prompt, output} {
-		if bytes.Contains(raw, []byte(m)) {
-			t.Errorf("the raw workflow history holds %q in the clear", m)
+		if !bytes.Contains(raw, []byte("binary/encrypted")) {
+			t.Fatalf("the history of %s has no encrypted payload", id)
+		}
+		for _, m := range []string{prompt, output} {
+			if bytes.Contains(raw, []byte(m)) {
+				t.Errorf("the raw history of %s holds %q in the clear", id, m)
+			}
 		}
 	}
 

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/kosong-host/kosong-host/host/conversation"
 	"github.com/kosong-host/kosong-host/host/loop"
@@ -26,6 +27,17 @@ type Session struct {
 	// interrupted: a turn's ctx ended while it ran; Close cancels the
 	// workflow (and its running calls) instead of waiting for it.
 	interrupted atomic.Bool
+	// dc reads the payloads the session's feeds carry (nil: the SDK's
+	// default converter).
+	dc converter.DataConverter
+}
+
+// WithDataConverter makes the session read its feeds with dc, the data
+// converter its client was dialed with (as with a payload key: the feeds'
+// payloads are sealed as every other payload is). It returns s.
+func (s *Session) WithDataConverter(dc converter.DataConverter) *Session {
+	s.dc = dc
+	return s
 }
 
 var _ conversation.Engine = (*Session)(nil)

@@ -62,11 +62,13 @@ const feedWait = time.Second
 // published anything, or has not started) is waited for; one past the
 // namespace's retention is too, so bound ctx.
 func (s *Session) Follow(ctx context.Context, turn int, from Cursor, fn func(Cursor, FeedEvent) error) error {
-	return follow(ctx, s.c, FeedID(s.id, turn), from, fn)
+	return follow(ctx, s.c, s.dc, FeedID(s.id, turn), from, fn)
 }
 
-func follow(ctx context.Context, c client.Client, id string, from Cursor, fn func(Cursor, FeedEvent) error) error {
-	dc := converter.GetDefaultDataConverter()
+func follow(ctx context.Context, c client.Client, dc converter.DataConverter, id string, from Cursor, fn func(Cursor, FeedEvent) error) error {
+	if dc == nil {
+		dc = converter.GetDefaultDataConverter()
+	}
 	wait := 20 * time.Millisecond
 	for {
 		it := c.GetWorkflowHistory(ctx, id, "", true, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
