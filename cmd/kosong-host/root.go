@@ -102,7 +102,7 @@ needs a command (kosong-host run -p PROMPT for one turn).`,
 	root.AddCommand(newAuditCmd())
 	addProjectCmds(root, g)
 	root.AddCommand(newPolicyCmd(g))
-	root.AddCommand(newWorkerCmd(g), newApprovalsCmd())
+	root.AddCommand(newWorkerCmd(g), newApprovalsCmd(), newQuestionsCmd())
 	runCmd := newRunCmd(g)
 	root.AddCommand(runCmd)
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return runAlone(cmd, runCmd) }

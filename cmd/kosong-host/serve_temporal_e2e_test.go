@@ -23,8 +23,14 @@ type temporalServe struct {
 
 func startTemporalServe(t *testing.T, model *openaitest.Server) temporalServe {
 	t.Helper()
+	return startTemporalServeAgent(t, model, shellAgent)
+}
+
+// startTemporalServeAgent is startTemporalServe with the workers' agent file.
+func startTemporalServeAgent(t *testing.T, model *openaitest.Server, agentYAML string) temporalServe {
+	t.Helper()
 	srv := temporaltest.Start(t)
-	dir := writeFiles(t, map[string]string{"agent.yaml": shellAgent, "s.md": "hi"})
+	dir := writeFiles(t, map[string]string{"agent.yaml": agentYAML, "s.md": "hi"})
 	const q = "serve"
 	startWorker(t, dir, srv.HostPort, q, []string{"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=" + model.BaseURL()})
 	return temporalServe{dir: dir, hostPort: srv.HostPort,

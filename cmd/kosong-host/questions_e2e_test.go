@@ -1,0 +1,102 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kosong-host/kosong-host/host/serverclient"
+	"github.com/kosong-host/kosong-host/providers/openaitest"
+)
+
+// TestTemporalQuestions: a tool's question in a session of serve --engine
+// temporal waits in the workflow; `kosong-host questions` lists it and
+// answers it, the turn goes on with the answer; a second answer, a
+// missing or unknown answer and bad arguments are one-line errors.
+func TestTemporalQuestions(t *testing.T) {
+	args, _ := json.Marshal(map[string]any{"questions": []map[string]any{{
+		"question": "Which colour?", "header": "Colour",
+		"options": []map[string]any{{"label": "Blue", "description": "the sea"}, {"label": "Red", "description": "the sun"}},
+	}}})
+	model := openaitest.NewServer(t,
+		openaitest.Response{ToolCalls: []openaitest.ToolCall{{ID: "call_ask", Name: "AskUserQuestion", Arguments: string(args)}}},
+		openaitest.Response{Text: []string{"blue it is"}},
+	)
+	agent := "version: 1\nagent:\n  name: t\n  system_prompt_path: ./s.md\n  tools: [\"ask:AskUserQuestion\"]\n"
+	ts := startTemporalServeAgent(t, model, agent)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*expectWithin)
+	defer cancel()
+	p := startServe(t, ts.dir, ts.env, ts.args...)
+	sess, err := p.api.CreateSession(ctx, serverclient.CreateSession{Cwd: ts.dir, Mode: serverclient.ModeAsk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := p.events(sess.ID, 0)
+	if _, err := p.api.Send(ctx, sess.ID, serverclient.Message{Text: "pick a colour"}); err != nil {
+		t.Fatal(err)
+	}
+	q := []string{"questions", "--temporal", ts.hostPort, sess.ID}
+	var listed string
+	for deadline := time.Now().Add(expectWithin); ; {
+		r := runHost(t, ts.dir, "", q...)
+		if r.code != 0 {
+			t.Fatalf("questions: exit %d\nstderr %s", r.code, r.stderr)
+		}
+		if listed = r.stdout; strings.Contains(listed, "call_ask") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no question listed within %s; last stderr %s", expectWithin, r.stderr)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal(ctx.Err())
+		case <-time.After(200 * time.Millisecond): // polls the workflow's query
+		}
+	}
+	for _, want := range []string{"AskUserQuestion", "Which colour?", "one of: Blue | Red"} {
+		if !strings.Contains(listed, want) {
+			t.Errorf("questions listed %q, want %q in it", listed, want)
+		}
+	}
+	bad := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no answer", []string{"call_ask"}, 2, "give --answer 'QUESTION=ANSWER' for each question, or --dismiss"},
+		{"answer to another question", []string{"call_ask", "--answer", "Which size?=Big"}, 2, `no --answer for the question "Which colour?"`},
+		{"an extra answer", []string{"call_ask", "--answer", "Which colour?=Blue", "--answer", "Which size?=Big"}, 2, `--answer to "Which size?", which the request does not ask`},
+		{"not an answer", []string{"call_ask", "--answer", "Blue"}, 2, `invalid --answer "Blue": want QUESTION=ANSWER`},
+		{"both", []string{"call_ask", "--answer", "Which colour?=Blue", "--dismiss"}, 2, "--answer and --dismiss exclude each other"},
+		{"an answer without a request", []string{"--dismiss"}, 2, "--answer and --dismiss go with a REQUEST_ID"},
+		{"unknown request", []string{"call_nope", "--dismiss"}, 1, "request call_nope: no such question is pending"},
+	}
+	for _, b := range bad {
+		t.Run(b.name, func(t *testing.T) {
+			r := runHost(t, ts.dir, "", append(q, b.args...)...)
+			if r.code != b.code || !strings.Contains(r.stderr, b.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+				t.Errorf("exit %d, want %d with one line saying %q\nstderr %s", r.code, b.code, b.want, r.stderr)
+			}
+		})
+	}
+	r := runHost(t, ts.dir, "", append(q, "call_ask", "--answer", "Which colour?=Blue")...)
+	if r.code != 0 {
+		t.Fatalf("questions answer: exit %d\nstderr %s", r.code, r.stderr)
+	}
+	evs.until("turn_end", func(m map[string]any) bool { return m["reason"] == "done" })
+	h, err := p.api.History(ctx, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := historyToolText(h, "call_ask"); !strings.Contains(out, "Blue") {
+		t.Errorf("the tool's result %q does not carry the answer", out)
+	}
+	r = runHost(t, ts.dir, "", append(q, "call_ask", "--dismiss")...)
+	if r.code != 1 || !strings.Contains(r.stderr, "no such question is pending") {
+		t.Errorf("answering again: exit %d\nstderr %s", r.code, r.stderr)
+	}
+}
