@@ -79,14 +79,18 @@ func TestServeTemporalReattach(t *testing.T) {
 	if _, err := a.api.Send(ctx, sess.ID, serverclient.Message{Text: "run it"}); err != nil {
 		t.Fatal(err)
 	}
-	evs.until("turn_start", nil)
+	evs.until("tool_call", nil)
 	waitUntil(t, "the Shell call starts on the worker", func() bool {
 		_, err := os.Stat(filepath.Join(ts.dir, "started.txt"))
 		return err == nil
 	})
-	seen := evs.seen[len(evs.seen)-1].Seq
 	_ = a.cmd.Process.Kill()
 	<-a.exited
+	evs.close() // it would reconnect: what it read before is what it saw
+	for ev := range evs.ch {
+		evs.seen = append(evs.seen, ev)
+	}
+	seen := evs.seen[len(evs.seen)-1].Seq
 
 	b := startServe(t, ts.dir, ts.env, ts.args...)
 	list, err := b.api.Sessions(ctx)
@@ -105,6 +109,17 @@ func TestServeTemporalReattach(t *testing.T) {
 	for _, ev := range again.seen {
 		if ev.Seq <= seen {
 			t.Errorf("event %d (%s) is not after %d, where the client left off", ev.Seq, ev.Type, seen)
+		}
+	}
+	// The restarted server goes on from its feed's cursor: no event of
+	// the turn is lost or logged twice.
+	count := map[string]int{}
+	for _, ev := range append(evs.seen, again.seen...) {
+		count[ev.Type]++
+	}
+	for typ, n := range map[string]int{"turn_start": 1, "step_start": 2, "tool_call": 1, "tool_result": 1, "turn_end": 1} {
+		if count[typ] != n {
+			t.Errorf("%d %s events, want %d; seen %s then %s", count[typ], typ, n, typesOf(evs.seen), typesOf(again.seen))
 		}
 	}
 	h, err := b.api.History(ctx, sess.ID)
@@ -192,7 +207,7 @@ func TestServeTemporalApprovals(t *testing.T) {
 		return m["request_id"] == req["request_id"] && m["decision"] == "answered_elsewhere"
 	})
 	res = evs.until("tool_result", nil)
-	if res["id"] != "call_two" || !strings.Contains(res["output"].(string), "not that one") {
+	if res["id"] != "call_two" || res["status"] != "rejected" || res["feedback"] != "not that one" {
 		t.Errorf("tool_result of the rejected call %v", res)
 	}
 	evs.until("turn_end", nil)

@@ -39,6 +39,12 @@ type record struct {
 	TurnStart int  `json:"turn_start,omitempty"`
 	Seen      int  `json:"seen,omitempty"`
 	TurnEnded bool `json:"turn_ended,omitempty"`
+	// Cursor is the position in the followed turn's live feed (RemoteFeed)
+	// of the last feed event logged; FeedStep the last step the feed
+	// started (the history's events of the steps after it are what a feed
+	// that stops early leaves to log).
+	Cursor   string `json:"cursor,omitempty"`
+	FeedStep int    `json:"feed_step,omitempty"`
 }
 
 // registry is the file of records.

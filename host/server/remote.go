@@ -291,6 +291,7 @@ func (s *session) startRemote(text string) {
 	if err == nil {
 		s.mu.Lock()
 		s.rec.Turn, s.rec.TurnStart, s.rec.Seen, s.rec.TurnEnded = st.Turns+1, st.HistoryLen, st.HistoryLen, false
+		s.rec.Cursor, s.rec.FeedStep, s.feedCalls = "", 0, map[string]bool{}
 		rec := s.rec
 		s.mu.Unlock()
 		s.srv.saveRecord(rec)
@@ -322,9 +323,26 @@ func (s *session) remoteCtx() (context.Context, context.CancelFunc) {
 // followRemote follows the record's turn until it ends (its events are
 // logged) or the session closes. attached: the server attached to the
 // session; a turn the engine never took (the server that sent it stopped
-// first) ends at once.
+// first) ends at once. A RemoteFeed's turn logs its events from its feed
+// as they come; once the engine says the turn ended, the feed has
+// feedGrace to end it before the history's events of what it did not
+// show are logged, and the turn_end.
 func (s *session) followRemote(attached bool) {
-	var failing time.Time
+	var failing, ended time.Time
+	feed, live := s.remote.(RemoteFeed)
+	var stopFeed, feedDone chan struct{}
+	if live {
+		stopFeed, feedDone = make(chan struct{}), make(chan struct{})
+		go s.followFeed(feed, stopFeed, feedDone)
+	}
+	endFeed := func() {
+		if live {
+			close(stopFeed)
+			<-feedDone
+			live = false
+		}
+	}
+	defer endFeed()
 	t := time.NewTicker(remotePoll)
 	defer t.Stop()
 	for {
@@ -342,8 +360,21 @@ func (s *session) followRemote(attached bool) {
 			return
 		}
 		attached = false
+		if err == nil && live && st.Turns >= s.turnOf() && !st.Busy {
+			if ended.IsZero() {
+				ended = time.Now()
+			}
+			select {
+			case <-feedDone:
+				endFeed()
+			default:
+				if time.Since(ended) >= feedGrace {
+					endFeed()
+				}
+			}
+		}
 		if err == nil {
-			err = s.syncRemote(ctx, st)
+			err = s.syncRemote(ctx, st, live)
 		}
 		cancel()
 		switch {
@@ -383,8 +414,9 @@ func (s *session) endRemote(err error) {
 }
 
 // syncRemote logs what changed in the followed turn: its new messages,
-// its approval requests (and those answered elsewhere), its end.
-func (s *session) syncRemote(ctx context.Context, st RemoteStatus) error {
+// its approval requests (and those answered elsewhere), its end. live:
+// its feed logs its messages' events and its end.
+func (s *session) syncRemote(ctx context.Context, st RemoteStatus, live bool) error {
 	s.followMu.Lock()
 	defer s.followMu.Unlock()
 	s.mu.Lock()
@@ -401,16 +433,30 @@ func (s *session) syncRemote(ctx context.Context, st RemoteStatus) error {
 	} else {
 		s.dropRemotePending(st.Pending)
 	}
+	if live {
+		if !ended {
+			for _, req := range st.Pending {
+				s.askRemote(req)
+			}
+		}
+		return nil
+	}
 	if st.HistoryLen > rec.Seen {
 		h, err := s.remote.History(ctx)
 		if err != nil {
 			return err
 		}
 		if len(h) > rec.Seen {
+			evs := remoteEvents(h, rec.TurnStart, rec.Seen)
+			if rec.Cursor != "" || rec.FeedStep > 0 {
+				s.mu.Lock()
+				evs = feedFallback(h, rec.TurnStart, rec.FeedStep, s.feedCalls)
+				s.mu.Unlock()
+			}
 			s.mu.Lock()
 			s.rec.Seen = len(h)
 			s.mu.Unlock()
-			s.logRemote(remoteEvents(h, rec.TurnStart, rec.Seen)...)
+			s.logRemote(evs...)
 		}
 	}
 	if ended {
@@ -434,7 +480,7 @@ func remoteKey(req approval.Request) string { return req.ToolCallID + "\x00" + r
 func (s *session) askRemote(req approval.Request) {
 	key := remoteKey(req)
 	s.mu.Lock()
-	if s.remoteAsked[key] != "" || s.remoteDone[key] {
+	if s.remoteAsked[key] != "" || s.remoteDone[key] || s.feedCalls[req.ToolCallID] {
 		s.mu.Unlock()
 		return
 	}
@@ -462,10 +508,17 @@ func (s *session) dropRemotePending(still []approval.Request) {
 	for _, r := range still {
 		keep[remoteKey(r)] = true
 	}
+	s.logRemote(s.droppedRemote(func(key string) bool { return keep[key] })...)
+}
+
+// droppedRemote forgets the logged requests whose key keep refuses, and
+// returns the request_answered events that say so.
+func (s *session) droppedRemote(keep func(key string) bool) []any {
 	var evs []any
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	for key, id := range s.remoteAsked {
-		if keep[key] {
+		if keep(key) {
 			continue
 		}
 		delete(s.remoteAsked, key)
@@ -476,8 +529,7 @@ func (s *session) dropRemotePending(still []approval.Request) {
 			evs = append(evs, requestAnsweredEvent{Type: "request_answered", RequestID: id, Kind: kindApproval, Decision: decisionElsewhere})
 		}
 	}
-	s.mu.Unlock()
-	s.logRemote(evs...)
+	return evs
 }
 
 // answerRemote delivers a client's answer to a remote request p (taken

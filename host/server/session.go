@@ -151,12 +151,16 @@ type session struct {
 	stopFollow  chan struct{}
 	remoteAsked map[string]string
 	remoteDone  map[string]bool
+	// feedCalls are the calls of the followed turn whose tool_result its
+	// live feed logged.
+	feedCalls map[string]bool
 }
 
 func newSession(srv *Server, rec record) *session {
 	return &session{srv: srv, rec: rec, log: newEventLog(rec.LastSeq+1, srv.cfg.LogEvents),
 		pending: map[string]pending{}, answered: map[string]bool{},
-		stopFollow: make(chan struct{}), remoteAsked: map[string]string{}, remoteDone: map[string]bool{}}
+		stopFollow: make(chan struct{}), remoteAsked: map[string]string{}, remoteDone: map[string]bool{},
+		feedCalls: map[string]bool{}}
 }
 
 // Observe records a loop event in the log.
