@@ -67,20 +67,12 @@ func runApprovals(cmd *cobra.Command, e *engineFlags, args []string, feedback st
 	default:
 		return exitCode(2, errors.New("usage: kosong-host approvals --temporal HOST:PORT SESSION [REQUEST_ID approve|approve-for-session|reject [--feedback TEXT]]"))
 	}
-	id := strings.TrimPrefix(args[0], temporalengine.WorkflowIDPrefix)
-	if id == "" {
-		return exitCode(2, errors.New("the session id is empty"))
-	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	c, err := dialTemporal(ctx, e, stderr)
+	ctx, sess, done, err := attachTemporal(cmd, e, args[0])
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(ctx, dialTimeout*4)
-	defer cancel()
-	sess := temporalengine.Attach(c, id)
+	defer done()
+	id := sess.ID()
 	if len(args) == 1 {
 		pending, err := sess.Pending(ctx)
 		if err != nil {
@@ -105,6 +97,24 @@ func runApprovals(cmd *cobra.Command, e *engineFlags, args []string, feedback st
 	}
 	fmt.Fprintf(stderr, "session %s: request %s answered: %s\n", id, args[1], args[2])
 	return nil
+}
+
+// attachTemporal connects to the Temporal server of e and attaches to
+// the session (its id, or its workflow id); done closes the connection.
+// Interrupts and a bound of four dial timeouts end ctx.
+func attachTemporal(cmd *cobra.Command, e *engineFlags, session string) (ctx context.Context, sess *temporalengine.Session, done func(), err error) {
+	id := strings.TrimPrefix(session, temporalengine.WorkflowIDPrefix)
+	if id == "" {
+		return nil, nil, nil, exitCode(2, errors.New("the session id is empty"))
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	c, err := dialTemporal(ctx, e, cmd.ErrOrStderr())
+	if err != nil {
+		stop()
+		return nil, nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, dialTimeout*4)
+	return ctx, temporalengine.Attach(c, id).WithDataConverter(e.dc), func() { cancel(); c.Close(); stop() }, nil
 }
 
 // oneLineErr is err's first line.

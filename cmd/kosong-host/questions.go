@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -66,20 +62,12 @@ func runQuestions(cmd *cobra.Command, e *engineFlags, args, answers []string, di
 		}
 		given[strings.TrimSpace(q)] = strings.TrimSpace(ans)
 	}
-	id := strings.TrimPrefix(args[0], temporalengine.WorkflowIDPrefix)
-	if id == "" {
-		return exitCode(2, errors.New("the session id is empty"))
-	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	c, err := dialTemporal(ctx, e, stderr)
+	ctx, sess, done, err := attachTemporal(cmd, e, args[0])
 	if err != nil {
 		return err
 	}
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(ctx, dialTimeout*4)
-	defer cancel()
-	sess := temporalengine.Attach(c, id)
+	defer done()
+	id := sess.ID()
 	pending, err := sess.Questions(ctx)
 	if err != nil {
 		return exitCode(1, errors.New(oneLineErr(err)))

@@ -113,11 +113,7 @@ func TestPayloadEncryption(t *testing.T) {
 		}
 		return &hosted{ts: ts}, nil
 	})
-	w := NewWorker(c, "q", acts)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(); acts.Close() })
+	startTestWorker(t, c, acts)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

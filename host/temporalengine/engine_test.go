@@ -59,6 +59,17 @@ func (noop) Call(context.Context, string, json.RawMessage) toolset.Result {
 // hosted is a worker's conversation of the fake model and the Noop tool.
 type hosted struct{ ts *toolset.Toolset }
 
+// startTestWorker runs a worker of acts on the task queue "q" until the
+// test ends.
+func startTestWorker(t testing.TB, c client.Client, acts *Activities) {
+	t.Helper()
+	w := NewWorker(c, "q", acts)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Stop(); acts.Close() })
+}
+
 func newHosted(t testing.TB) *hosted {
 	ts := toolset.New(hclog.NewNullLogger())
 	if err := ts.Add(noop{}); err != nil {
@@ -77,11 +88,7 @@ func startEngine(t testing.TB) client.Client {
 	srv := temporaltest.Start(t)
 	c := srv.Dial(t)
 	acts := NewActivities(func(context.Context, OpenRequest, approval.Asker) (Hosted, error) { return newHosted(t), nil })
-	w := NewWorker(c, "q", acts)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(); acts.Close() })
+	startTestWorker(t, c, acts)
 	return c
 }
 
@@ -177,11 +184,7 @@ func TestEngineOpenFails(t *testing.T) {
 		opens.Add(1)
 		return nil, fmt.Errorf("agent.yaml: no such plugin %q", "nope")
 	})
-	w := NewWorker(c, "q", acts)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(); acts.Close() })
+	startTestWorker(t, c, acts)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s, err := Start(ctx, c, "q", SessionInput{WorkDir: t.TempDir()})
@@ -224,11 +227,7 @@ func TestEngineInterrupt(t *testing.T) {
 		}
 		return &hosted{ts: ts}, nil
 	})
-	w := NewWorker(c, "q", acts)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(); acts.Close() })
+	startTestWorker(t, c, acts)
 	s, err := Start(context.Background(), c, "q", SessionInput{WorkDir: t.TempDir(), Heartbeat: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)

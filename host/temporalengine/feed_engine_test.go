@@ -102,11 +102,7 @@ func TestFeedStreamsLive(t *testing.T) {
 	acts := NewActivities(func(context.Context, OpenRequest, approval.Asker) (Hosted, error) {
 		return &slowHosted{p: slowProvider{words: words, gate: gate}, ts: newHosted(t).ts}, nil
 	})
-	w := NewWorker(c, "q", acts)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(); acts.Close() })
+	startTestWorker(t, c, acts)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	s, err := Start(ctx, c, "q", SessionInput{WorkDir: t.TempDir()})

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
@@ -197,14 +196,7 @@ func TestContinueAsNew(t *testing.T) {
 		return ok("made")(0)
 	}
 	newEnv := func() *testsuite.TestWorkflowEnvironment {
-		var suite testsuite.WorkflowTestSuite
-		suite.SetLogger(quietLogger{})
-		env := suite.NewTestWorkflowEnvironment()
-		env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
-		env.RegisterWorkflowWithOptions(Workflow, workflowOptions())
-		env.RegisterActivityWithOptions(f.model, activity.RegisterOptions{Name: ActivityModel})
-		env.RegisterActivityWithOptions(tool, activity.RegisterOptions{Name: ActivityTool})
-		env.RegisterActivityWithOptions(f.close, activity.RegisterOptions{Name: ActivityClose})
+		env := sessionTestEnv(f.model, tool, f.close)
 		return env
 	}
 	turn := func(env *testsuite.TestWorkflowEnvironment, in string, then func()) {

@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/loop"
@@ -96,14 +94,7 @@ func TestWorkflowQuestionsAnHourLater(t *testing.T) {
 					return ok("the user chose " + in.Answered[0].Answers["Which colour?"])(0)
 				}
 			}
-			var suite testsuite.WorkflowTestSuite
-			suite.SetLogger(quietLogger{})
-			env := suite.NewTestWorkflowEnvironment()
-			env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
-			env.RegisterWorkflowWithOptions(Workflow, workflowOptions())
-			env.RegisterActivityWithOptions(f.model, activity.RegisterOptions{Name: ActivityModel})
-			env.RegisterActivityWithOptions(tool, activity.RegisterOptions{Name: ActivityTool})
-			env.RegisterActivityWithOptions(f.close, activity.RegisterOptions{Name: ActivityClose})
+			env := sessionTestEnv(f.model, tool, f.close)
 			start := env.Now()
 			var answeredAt time.Time
 			var out TurnOutcome
@@ -199,11 +190,7 @@ func TestEngineQuestions(t *testing.T) {
 		}
 		return &hosted{ts: ts}, nil
 	})
-	w := NewWorker(c, "q", acts)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Stop(); acts.Close() })
+	startTestWorker(t, c, acts)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s, err := Start(ctx, c, "q", SessionInput{WorkDir: t.TempDir()})

@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/kosong-host/kosong-host/host/loop"
 	"github.com/kosong-host/kosong-host/host/toolset"
@@ -134,14 +132,7 @@ func TestWorkflowRepeatGuardAsInProcess(t *testing.T) {
 				mu.Unlock()
 				return ToolOutput{Message: ts.Handle(ctx, in.Call).Result().ToolMessage()}, nil
 			}
-			var suite testsuite.WorkflowTestSuite
-			suite.SetLogger(quietLogger{})
-			env := suite.NewTestWorkflowEnvironment()
-			env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
-			env.RegisterWorkflowWithOptions(Workflow, workflowOptions())
-			env.RegisterActivityWithOptions(model, activity.RegisterOptions{Name: ActivityModel})
-			env.RegisterActivityWithOptions(tool, activity.RegisterOptions{Name: ActivityTool})
-			env.RegisterActivityWithOptions(func(context.Context, string) error { return nil }, activity.RegisterOptions{Name: ActivityClose})
+			env := sessionTestEnv(model, tool, func(context.Context, string) error { return nil })
 			var out TurnOutcome
 			env.RegisterDelayedCallback(func() {
 				env.UpdateWorkflow(UpdateTurn, "turn", &testsuite.TestUpdateCallback{

@@ -5,9 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/loop"
@@ -27,14 +25,7 @@ func TestWorkflowStatus(t *testing.T) {
 		}
 		return ToolOutput{Asks: req}, nil
 	}
-	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(quietLogger{})
-	env := suite.NewTestWorkflowEnvironment()
-	env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
-	env.RegisterWorkflowWithOptions(Workflow, workflowOptions())
-	env.RegisterActivityWithOptions(f.model, activity.RegisterOptions{Name: ActivityModel})
-	env.RegisterActivityWithOptions(tool, activity.RegisterOptions{Name: ActivityTool})
-	env.RegisterActivityWithOptions(f.close, activity.RegisterOptions{Name: ActivityClose})
+	env := sessionTestEnv(f.model, tool, f.close)
 	status := func() Status {
 		v, err := env.QueryWorkflow(QueryStatus)
 		if err != nil {

@@ -82,14 +82,7 @@ func ok(text string) func(int) (ToolOutput, error) {
 // runTurns runs the workflow with one turn per input, then closes it.
 func runTurns(t *testing.T, f *fakeWorker, inputs ...string) ([]TurnOutcome, SessionResult) {
 	t.Helper()
-	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(quietLogger{})
-	env := suite.NewTestWorkflowEnvironment()
-	env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
-	env.RegisterWorkflowWithOptions(Workflow, workflowOptions())
-	env.RegisterActivityWithOptions(f.model, activity.RegisterOptions{Name: ActivityModel})
-	env.RegisterActivityWithOptions(f.tool, activity.RegisterOptions{Name: ActivityTool})
-	env.RegisterActivityWithOptions(f.close, activity.RegisterOptions{Name: ActivityClose})
+	env := sessionTestEnv(f.model, f.tool, f.close)
 	var outs []TurnOutcome
 	var send func(i int)
 	send = func(i int) {
@@ -223,6 +216,20 @@ func TestWorkflowTurns(t *testing.T) {
 }
 
 // quietLogger drops the SDK's log: the test's output is its own.
+// sessionTestEnv is a test environment of the session workflow with its
+// model, tool and close activities and worker sessions enabled.
+func sessionTestEnv(model, tool, closeSession any) *testsuite.TestWorkflowEnvironment {
+	var suite testsuite.WorkflowTestSuite
+	suite.SetLogger(quietLogger{})
+	env := suite.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
+	env.RegisterWorkflowWithOptions(Workflow, workflowOptions())
+	env.RegisterActivityWithOptions(model, activity.RegisterOptions{Name: ActivityModel})
+	env.RegisterActivityWithOptions(tool, activity.RegisterOptions{Name: ActivityTool})
+	env.RegisterActivityWithOptions(closeSession, activity.RegisterOptions{Name: ActivityClose})
+	return env
+}
+
 type quietLogger struct{}
 
 func (quietLogger) Debug(string, ...any) {}
@@ -256,14 +263,7 @@ func TestWorkflowApprovalAnHourLater(t *testing.T) {
 		return ToolOutput{Asks: req(in.Call.ID)}, nil
 	}
 
-	var suite testsuite.WorkflowTestSuite
-	suite.SetLogger(quietLogger{})
-	env := suite.NewTestWorkflowEnvironment()
-	env.SetWorkerOptions(worker.Options{EnableSessionWorker: true})
-	env.RegisterWorkflowWithOptions(Workflow, workflowOptions())
-	env.RegisterActivityWithOptions(f.model, activity.RegisterOptions{Name: ActivityModel})
-	env.RegisterActivityWithOptions(tool, activity.RegisterOptions{Name: ActivityTool})
-	env.RegisterActivityWithOptions(f.close, activity.RegisterOptions{Name: ActivityClose})
+	env := sessionTestEnv(f.model, tool, f.close)
 	start := env.Now()
 	var answeredAt time.Time
 	var out TurnOutcome
