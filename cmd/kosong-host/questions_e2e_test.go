@@ -3,6 +3,8 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,15 +14,20 @@ import (
 )
 
 // TestTemporalQuestions: a tool's question in a session of serve --engine
-// temporal waits in the workflow; `kosong-host questions` lists it and
-// answers it, the turn goes on with the answer; a second answer, a
-// missing or unknown answer and bad arguments are one-line errors.
+// temporal waits in the workflow. The server's clients see it as a
+// question_request and answer it through the API; the next turn's is
+// listed and answered by `kosong-host questions`, which the server logs
+// as answered elsewhere; each turn goes on with its answer; a second
+// answer, a missing or unknown answer and bad arguments are one-line
+// errors.
 func TestTemporalQuestions(t *testing.T) {
 	args, _ := json.Marshal(map[string]any{"questions": []map[string]any{{
 		"question": "Which colour?", "header": "Colour",
 		"options": []map[string]any{{"label": "Blue", "description": "the sea"}, {"label": "Red", "description": "the sun"}},
 	}}})
 	model := openaitest.NewServer(t,
+		openaitest.Response{ToolCalls: []openaitest.ToolCall{{ID: "call_api", Name: "AskUserQuestion", Arguments: string(args)}}},
+		openaitest.Response{Text: []string{"red it is"}},
 		openaitest.Response{ToolCalls: []openaitest.ToolCall{{ID: "call_ask", Name: "AskUserQuestion", Arguments: string(args)}}},
 		openaitest.Response{Text: []string{"blue it is"}},
 	)
@@ -34,8 +41,33 @@ func TestTemporalQuestions(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := p.events(sess.ID, 0)
+
+	// Through the server's API.
 	if _, err := p.api.Send(ctx, sess.ID, serverclient.Message{Text: "pick a colour"}); err != nil {
 		t.Fatal(err)
+	}
+	req := evs.until("question_request", nil)
+	rid, _ := req["request_id"].(string)
+	if req["tool_call_id"] != "call_api" || req["tool"] != "AskUserQuestion" || rid == "" || !strings.Contains(fmt.Sprint(req["questions"]), "Which colour?") {
+		t.Fatalf("question_request %v", req)
+	}
+	if _, err := p.api.AnswerQuestion(ctx, sess.ID, rid, serverclient.QuestionAnswer{Answers: map[string]string{"Which colour?": "Red"}}); err != nil {
+		t.Fatal(err)
+	}
+	var apiErr *serverclient.Error
+	if _, err := p.api.AnswerQuestion(ctx, sess.ID, rid, serverclient.QuestionAnswer{Dismissed: true}); !errors.As(err, &apiErr) || apiErr.Status != 409 {
+		t.Errorf("a second answer: %v, want 409", err)
+	}
+	evs.until("request_answered", func(m map[string]any) bool { return m["request_id"] == rid && m["kind"] == "question" })
+	evs.until("turn_end", func(m map[string]any) bool { return m["reason"] == "done" })
+
+	// With the questions command.
+	if _, err := p.api.Send(ctx, sess.ID, serverclient.Message{Text: "pick again"}); err != nil {
+		t.Fatal(err)
+	}
+	req = evs.until("question_request", nil)
+	if req["tool_call_id"] != "call_ask" {
+		t.Fatalf("question_request %v", req)
 	}
 	q := []string{"questions", "--temporal", ts.hostPort, sess.ID}
 	var listed string
@@ -87,13 +119,18 @@ func TestTemporalQuestions(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("questions answer: exit %d\nstderr %s", r.code, r.stderr)
 	}
+	evs.until("request_answered", func(m map[string]any) bool {
+		return m["request_id"] == req["request_id"] && m["kind"] == "question" && m["decision"] == "answered_elsewhere"
+	})
 	evs.until("turn_end", func(m map[string]any) bool { return m["reason"] == "done" })
 	h, err := p.api.History(ctx, sess.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out := historyToolText(h, "call_ask"); !strings.Contains(out, "Blue") {
-		t.Errorf("the tool's result %q does not carry the answer", out)
+	for id, want := range map[string]string{"call_api": "Red", "call_ask": "Blue"} {
+		if out := historyToolText(h, id); !strings.Contains(out, want) {
+			t.Errorf("the result of %s, %q, does not carry the answer %s", id, out, want)
+		}
 	}
 	r = runHost(t, ts.dir, "", append(q, "call_ask", "--dismiss")...)
 	if r.code != 1 || !strings.Contains(r.stderr, "no such question is pending") {

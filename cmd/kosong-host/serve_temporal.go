@@ -65,6 +65,7 @@ func (t temporalSession) Status(ctx context.Context) (server.RemoteStatus, error
 	for _, p := range st.Pending {
 		out.Pending = append(out.Pending, p.Request)
 	}
+	out.Questions = st.Questions
 	return out, nil
 }
 
@@ -75,6 +76,14 @@ func (t temporalSession) History(ctx context.Context) ([]providers.Message, erro
 func (t temporalSession) Answer(ctx context.Context, toolCallID string, a approval.Answer, feedback string) error {
 	err := t.s.Answer(ctx, temporalengine.Answer{ToolCallID: toolCallID, Answer: a, Feedback: feedback})
 	if err != nil && notPending(err) {
+		return fmt.Errorf("%w: %v", server.ErrNotPending, err)
+	}
+	return err
+}
+
+func (t temporalSession) AnswerQuestions(ctx context.Context, toolCallID string, a approval.Answers) error {
+	err := t.s.AnswerQuestions(ctx, temporalengine.QuestionAnswer{ToolCallID: toolCallID, Answers: a})
+	if err != nil && (strings.Contains(err.Error(), "are pending") || strings.Contains(err.Error(), "answered already")) {
 		return fmt.Errorf("%w: %v", server.ErrNotPending, err)
 	}
 	return err

@@ -40,6 +40,9 @@ type RemoteSession interface {
 	// Answer answers the approval a tool call waits for; an error wrapping
 	// ErrNotPending when none is (another client answered first).
 	Answer(ctx context.Context, toolCallID string, a approval.Answer, feedback string) error
+	// AnswerQuestions answers the questions a tool call waits for (or
+	// dismisses them); an error wrapping ErrNotPending when none are.
+	AnswerQuestions(ctx context.Context, toolCallID string, a approval.Answers) error
 	// End ends the session: once no turn runs, or at once (the running
 	// calls cancelled) when cancel is set.
 	End(ctx context.Context, cancel bool) error
@@ -59,6 +62,8 @@ type RemoteStatus struct {
 	Last *RemoteOutcome
 	// Pending are the approvals the running turn waits for.
 	Pending []approval.Request
+	// Questions are the tools' questions it waits for.
+	Questions []approval.QuestionRequest
 }
 
 // RemoteOutcome is how a remote turn ended.
@@ -409,7 +414,7 @@ func (s *session) endRemote(err error) {
 	s.mu.Lock()
 	s.rec.TurnEnded, s.ended = true, true
 	s.mu.Unlock()
-	s.dropRemotePending(nil)
+	s.dropRemotePending(RemoteStatus{})
 	s.logRemote(remoteEnd(nil, err)...)
 }
 
@@ -429,15 +434,13 @@ func (s *session) syncRemote(ctx context.Context, st RemoteStatus, live bool) er
 	// The requests answered meanwhile come before what their answers
 	// caused.
 	if ended {
-		s.dropRemotePending(nil)
+		s.dropRemotePending(RemoteStatus{})
 	} else {
-		s.dropRemotePending(st.Pending)
+		s.dropRemotePending(st)
 	}
 	if live {
 		if !ended {
-			for _, req := range st.Pending {
-				s.askRemote(req)
-			}
+			s.askRemoteAll(st)
 		}
 		return nil
 	}
@@ -466,10 +469,50 @@ func (s *session) syncRemote(ctx context.Context, st RemoteStatus, live bool) er
 		s.logRemote(remoteEnd(st.Last, nil)...)
 		return nil
 	}
+	s.askRemoteAll(st)
+	return nil
+}
+
+// askRemoteAll logs the approval requests and questions of st not logged
+// yet.
+func (s *session) askRemoteAll(st RemoteStatus) {
 	for _, req := range st.Pending {
 		s.askRemote(req)
 	}
-	return nil
+	for _, req := range st.Questions {
+		s.askRemoteQuestions(req)
+	}
+}
+
+// questionsKey identifies the questions of a remote turn's call (a call
+// may ask more than once); it starts as remoteKey does, with the call id.
+func questionsKey(req approval.QuestionRequest) string {
+	key := req.ToolCallID + "\x00" + kindQuestion
+	for _, q := range req.Questions {
+		key += "\x00" + q.Question
+	}
+	return key
+}
+
+// askRemoteQuestions logs a question_request of the followed turn, once:
+// the first client's answer goes to the engine.
+func (s *session) askRemoteQuestions(req approval.QuestionRequest) {
+	key := questionsKey(req)
+	s.mu.Lock()
+	if s.remoteAsked[key] != "" || s.remoteDone[key] || s.feedCalls[req.ToolCallID] {
+		s.mu.Unlock()
+		return
+	}
+	s.reqSeq++
+	id := kindQuestion + "-" + strconv.Itoa(s.reqSeq)
+	s.pending[id] = pending{kind: kindQuestion, remote: func(a answer) error {
+		ctx, cancel := s.remoteCtx()
+		defer cancel()
+		return s.remote.AnswerQuestions(ctx, req.ToolCallID, a.questions)
+	}, key: key}
+	s.remoteAsked[key] = id
+	s.mu.Unlock()
+	s.logRemote(questionRequestEvent{Type: "question_request", RequestID: id, ToolCallID: req.ToolCallID, Tool: req.ToolName, Questions: req.Questions})
 }
 
 // remoteKey identifies an approval request of a remote turn.
@@ -503,10 +546,13 @@ func (s *session) askRemote(req approval.Request) {
 
 // dropRemotePending forgets the requests no longer pending on the engine
 // (answered elsewhere, or their turn ended): request_answered says so.
-func (s *session) dropRemotePending(still []approval.Request) {
+func (s *session) dropRemotePending(still RemoteStatus) {
 	keep := map[string]bool{}
-	for _, r := range still {
+	for _, r := range still.Pending {
 		keep[remoteKey(r)] = true
+	}
+	for _, r := range still.Questions {
+		keep[questionsKey(r)] = true
 	}
 	s.logRemote(s.droppedRemote(func(key string) bool { return keep[key] })...)
 }
@@ -523,10 +569,10 @@ func (s *session) droppedRemote(keep func(key string) bool) []any {
 		}
 		delete(s.remoteAsked, key)
 		s.remoteDone[key] = true
-		if _, ok := s.pending[id]; ok {
+		if p, ok := s.pending[id]; ok {
 			delete(s.pending, id)
 			s.answered[id] = true
-			evs = append(evs, requestAnsweredEvent{Type: "request_answered", RequestID: id, Kind: kindApproval, Decision: decisionElsewhere})
+			evs = append(evs, requestAnsweredEvent{Type: "request_answered", RequestID: id, Kind: p.kind, Decision: decisionElsewhere})
 		}
 	}
 	return evs
@@ -543,7 +589,7 @@ func (s *session) answerRemote(id string, p pending, a answer, ev requestAnswere
 			delete(s.remoteAsked, p.key)
 			s.remoteDone[p.key] = true
 			s.mu.Unlock()
-			s.logRemote(requestAnsweredEvent{Type: "request_answered", RequestID: id, Kind: kindApproval, Decision: decisionElsewhere})
+			s.logRemote(requestAnsweredEvent{Type: "request_answered", RequestID: id, Kind: p.kind, Decision: decisionElsewhere})
 			return 0, errAnswered
 		}
 		s.mu.Lock()

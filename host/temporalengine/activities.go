@@ -246,7 +246,11 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolInput) (ToolOutput, er
 	if ctx.Err() != nil {
 		return ToolOutput{}, ctx.Err()
 	}
-	a.publishTool(ctx, in, r, asked, time.Since(start))
+	if questions == nil {
+		// A call stopped at questions has no result yet: its run with
+		// the answers publishes it.
+		a.publishTool(ctx, in, r, asked, time.Since(start))
+	}
 	if asked != nil {
 		return ToolOutput{Asks: asked}, nil
 	}

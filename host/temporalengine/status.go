@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/providers"
 )
 
@@ -28,6 +29,8 @@ type Status struct {
 	Last *TurnOutcome `json:",omitempty"`
 	// Pending are the approvals the running turn waits for.
 	Pending []Pending
+	// Questions are the tools' questions it waits for.
+	Questions []approval.QuestionRequest `json:",omitempty"`
 }
 
 // setStatusHandler registers QueryStatus.
@@ -36,6 +39,9 @@ func (s *session) setStatusHandler(ctx workflow.Context) error {
 		st := Status{Busy: s.busy, Turns: s.turns, HistoryLen: len(s.history), Last: s.last}
 		for _, id := range sortedKeys(s.appr.pending) {
 			st.Pending = append(st.Pending, Pending{Request: s.appr.pending[id]})
+		}
+		for _, id := range sortedKeys(s.qs.pending) {
+			st.Questions = append(st.Questions, s.qs.pending[id])
 		}
 		return st, nil
 	})
