@@ -89,6 +89,8 @@ func (t temporalSession) AnswerQuestions(ctx context.Context, toolCallID string,
 	return err
 }
 
+func (t temporalSession) CancelTurn(ctx context.Context) error { return t.s.CancelTurn(ctx) }
+
 func (t temporalSession) End(ctx context.Context, cancel bool) error { return t.s.End(ctx, cancel) }
 
 // notPending: the workflow refused an answer as nothing waits for it.

@@ -411,6 +411,10 @@ const (
 	truncatedMessage   = "The tool call was not run: your response was cut off by the output token limit before the call's arguments were complete. Retry with smaller arguments, or do the work in parts (e.g. write a large file in several smaller calls)."
 )
 
+// InterruptedCall is the result message of a call the user interrupted
+// after it started (an engine that runs calls elsewhere says the same).
+const InterruptedCall = interruptedStarted
+
 // cancelledResult is the result of a call cancelled on the way; returned
 // says whether the tool returned after its cancellation (its output, such as
 // a command's output so far, is kept).

@@ -43,6 +43,8 @@ type RemoteSession interface {
 	// AnswerQuestions answers the questions a tool call waits for (or
 	// dismisses them); an error wrapping ErrNotPending when none are.
 	AnswerQuestions(ctx context.Context, toolCallID string, a approval.Answers) error
+	// CancelTurn cancels the running turn (the engine ends it cancelled).
+	CancelTurn(ctx context.Context) error
 	// End ends the session: once no turn runs, or at once (the running
 	// calls cancelled) when cancel is set.
 	End(ctx context.Context, cancel bool) error
@@ -310,6 +312,21 @@ func (s *session) startRemote(text string) {
 		s.mu.Unlock()
 		s.logRemote(remoteEnd(nil, err)...)
 	}
+}
+
+// cancelRemoteLocked asks the engine to cancel the running turn (s.mu
+// held); the turn's end is followed as any other.
+func (s *session) cancelRemoteLocked() bool {
+	id := s.rec.ID
+	s.mu.Unlock()
+	defer s.mu.Lock()
+	ctx, cancel := s.remoteCtx()
+	defer cancel()
+	if err := s.remote.CancelTurn(ctx); err != nil {
+		s.srv.logger.Warn("server: the session's engine did not take the cancel", "session", id, "error", err)
+		return false
+	}
+	return true
 }
 
 // remoteCtx bounds a call to the engine; it ends when the session closes.

@@ -389,6 +389,9 @@ func (s *session) cancel() serverclient.Cancelled {
 	dropped := len(s.queue)
 	s.queue = nil
 	ok := s.conv != nil && !s.ended && s.conv.Cancel()
+	if s.remote != nil && s.running && !s.ended {
+		ok = s.cancelRemoteLocked()
+	}
 	if ok || dropped > 0 {
 		s.log.add(cancelEvent{Type: "cancel", Dropped: dropped})
 	}

@@ -47,6 +47,17 @@ func (s *session) setStatusHandler(ctx workflow.Context) error {
 	})
 }
 
+// CancelTurn cancels the running turn, as Ctrl-C does in process: calls
+// that finished keep their results, the running ones are cancelled at
+// their next heartbeat and answered as interrupted, and the turn ends
+// cancelled. Nothing happens when no turn runs.
+func (s *Session) CancelTurn(ctx context.Context) error {
+	if err := s.c.SignalWorkflow(ctx, s.WorkflowID(), "", SignalCancelTurn, nil); err != nil {
+		return fmt.Errorf("session %s: %w", s.id, err)
+	}
+	return nil
+}
+
 // Status asks the session's workflow for its state.
 func (s *Session) Status(ctx context.Context) (Status, error) {
 	v, err := s.c.QueryWorkflow(ctx, s.WorkflowID(), "", QueryStatus)

@@ -38,6 +38,9 @@ const (
 	SignalClose = "close"
 	// SignalPlanMode turns plan mode on or off (a bool).
 	SignalPlanMode = "plan_mode"
+	// SignalCancelTurn cancels the running turn, as Ctrl-C does in process
+	// (no effect when none runs).
+	SignalCancelTurn = "cancel_turn"
 )
 
 // DefaultTaskQueue is the task queue of workers and sessions when none is given.

@@ -45,6 +45,13 @@ type session struct {
 	// lost marks sctx's worker as gone, seen by a timed out activity
 	// before the session's own heartbeat says so.
 	lost bool
+	// cancelTurn cancels the running turn (nil when none runs).
+	cancelTurn workflow.CancelFunc
+	// uctx is the running turn's update context, which a cancel does not
+	// end: the worker session is made in it and outlives a cancelled
+	// turn. link is sctx as the running turn (linkTurn) uses it:
+	// cancelled with the turn.
+	uctx, link, linkOf, linkTurn workflow.Context
 	// note is told the model before its next request: the session went
 	// on on another worker, or in a new run.
 	note string
@@ -77,7 +84,11 @@ func Workflow(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 		defer func() { s.busy = false; turnDone.SendAsync(nil) }()
 		s.turns++
 		s.update = workflow.GetCurrentUpdateInfo(ctx).ID
-		out := s.turn(ctx, input)
+		tctx, cancel := workflow.WithCancel(ctx)
+		s.uctx, s.cancelTurn = ctx, cancel
+		out := s.turn(tctx, input)
+		s.cancelTurn = nil
+		cancel()
 		out.Turn = s.turns
 		s.last = &out
 		s.endFeed(ctx, out)
@@ -110,10 +121,17 @@ func Workflow(ctx workflow.Context, in SessionInput) (SessionResult, error) {
 	}
 	closeCh := workflow.GetSignalChannel(ctx, SignalClose)
 	planCh := workflow.GetSignalChannel(ctx, SignalPlanMode)
+	cancelCh := workflow.GetSignalChannel(ctx, SignalCancelTurn)
 	for !s.closed {
 		sel := workflow.NewSelector(ctx)
 		sel.AddReceive(closeCh, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); s.closed = true })
 		sel.AddReceive(planCh, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, &s.planMode) })
+		sel.AddReceive(cancelCh, func(c workflow.ReceiveChannel, _ bool) {
+			c.Receive(ctx, nil)
+			if s.cancelTurn != nil {
+				s.cancelTurn()
+			}
+		})
 		ended := false
 		sel.AddReceive(turnDone, func(c workflow.ReceiveChannel, _ bool) { c.Receive(ctx, nil); ended = true })
 		sel.Select(ctx)
@@ -171,13 +189,13 @@ func (s *session) continueAsNew(ctx workflow.Context, closeCh, planCh workflow.R
 // last one's worker stopped.
 func (s *session) worker(ctx workflow.Context, out *TurnOutcome) (workflow.Context, string, error) {
 	if s.sctx != nil && !s.lost && workflow.GetSessionInfo(s.sctx).SessionState == workflow.SessionStateOpen {
-		return s.sctx, workflow.GetSessionInfo(s.sctx).SessionID, nil
+		return s.linked(ctx), workflow.GetSessionInfo(s.sctx).SessionID, nil
 	}
 	if s.sctx != nil {
 		workflow.CompleteSession(s.sctx) // a no-op unless it still looks open
 		s.note = MovedNote
 	}
-	sctx, err := workflow.CreateSession(ctx, &workflow.SessionOptions{
+	sctx, err := workflow.CreateSession(s.uctx, &workflow.SessionOptions{
 		ExecutionTimeout: 365 * 24 * time.Hour,
 		CreationTimeout:  10 * time.Minute,
 		HeartbeatTimeout: s.in.Heartbeat,
@@ -187,7 +205,23 @@ func (s *session) worker(ctx workflow.Context, out *TurnOutcome) (workflow.Conte
 	}
 	s.sctx, s.lost = sctx, false
 	out.Workers++
-	return sctx, workflow.GetSessionInfo(sctx).SessionID, nil
+	return s.linked(ctx), workflow.GetSessionInfo(sctx).SessionID, nil
+}
+
+// linked is the worker session's context for the turn whose context is
+// ctx: its activities run in the worker session, and are cancelled with
+// the turn (SignalCancelTurn) while the session goes on.
+func (s *session) linked(ctx workflow.Context) workflow.Context {
+	if s.link != nil && s.linkOf == s.sctx && s.linkTurn == ctx {
+		return s.link
+	}
+	lctx, cancel := workflow.WithCancel(s.sctx)
+	workflow.Go(ctx, func(gctx workflow.Context) {
+		gctx.Done().Receive(gctx, nil)
+		cancel()
+	})
+	s.link, s.linkOf, s.linkTurn = lctx, s.sctx, ctx
+	return lctx
 }
 
 // workerLost says whether err means the worker running an activity of
@@ -221,6 +255,9 @@ func (s *session) turn(ctx workflow.Context, input string) TurnOutcome {
 			return out
 		}
 		resp, err := s.model(ctx, step, &out)
+		if err != nil && ctx.Err() != nil {
+			return s.interrupted(out, nil)
+		}
 		if err != nil {
 			out.Reason, out.Error = loop.StopError, err.Error()
 			return out
@@ -229,6 +266,18 @@ func (s *session) turn(ctx workflow.Context, input string) TurnOutcome {
 		out.ModelStop = resp.Stop
 		v := judge(guard, resp.Message.ToolCalls)
 		msgs, rejected, err := s.calls(ctx, step, resp, v, &out)
+		if ctx.Err() != nil {
+			// The step's results so far, the interrupted calls saying so.
+			if len(msgs) != len(resp.Message.ToolCalls) {
+				msgs = make([]providers.Message, len(resp.Message.ToolCalls))
+				for i, c := range resp.Message.ToolCalls {
+					msgs[i] = toolText(c.ID, loop.InterruptedCall, true)
+				}
+			}
+			out.Steps = step
+			s.steps++
+			return s.interrupted(out, append([]providers.Message{resp.Message}, v.apply(resp.Message.ToolCalls, msgs)...))
+		}
 		if err != nil {
 			out.Reason, out.Error = loop.StopError, err.Error()
 			return out
@@ -250,6 +299,15 @@ func (s *session) turn(ctx workflow.Context, input string) TurnOutcome {
 			return out
 		}
 	}
+}
+
+// interrupted ends a turn a client cancelled (SignalCancelTurn): the
+// step's messages, then the note the in-process loop leaves after Ctrl-C.
+func (s *session) interrupted(out TurnOutcome, step []providers.Message) TurnOutcome {
+	s.history = append(s.history, step...)
+	s.history = append(s.history, providers.Message{Role: providers.RoleUser, Content: []providers.ContentPart{providers.TextPart(loop.InterruptedNote)}})
+	out.Reason = loop.StopCancelled
+	return out
 }
 
 // model runs the step's model request: retried under the provider's
@@ -341,6 +399,8 @@ func (s *session) calls(ctx workflow.Context, step int, resp ModelOutput, v verd
 			case err == nil:
 				msgs[i], done[i] = res.Message, true
 				rejected = rejected || res.Rejected
+			case ctx.Err() != nil: // the turn was cancelled
+				msgs[i], done[i] = toolText(c.ID, loop.InterruptedCall, true), true
 			case workerLost(sctx, err) && slices.Contains(resp.Repeatable, c.Name) && losses+1 < maxWorkerLosses:
 				s.lost, again = true, true // run again on another worker
 			case workerLost(sctx, err):
