@@ -90,7 +90,7 @@ func runApprovals(cmd *cobra.Command, e *engineFlags, args []string, feedback st
 		return nil
 	}
 	if err := sess.Answer(ctx, temporalengine.Answer{ToolCallID: args[1], Answer: decision, Feedback: feedback}); err != nil {
-		if notPending(err) {
+		if temporalengine.NotPending(err) {
 			return exitCode(1, fmt.Errorf("session %s: request %s: no such approval is pending (answered already, or never asked)", id, args[1]))
 		}
 		return exitCode(1, errors.New(oneLineErr(err)))

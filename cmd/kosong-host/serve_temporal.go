@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"go.temporal.io/sdk/client"
 
@@ -75,7 +74,7 @@ func (t temporalSession) History(ctx context.Context) ([]providers.Message, erro
 
 func (t temporalSession) Answer(ctx context.Context, toolCallID string, a approval.Answer, feedback string) error {
 	err := t.s.Answer(ctx, temporalengine.Answer{ToolCallID: toolCallID, Answer: a, Feedback: feedback})
-	if err != nil && notPending(err) {
+	if err != nil && temporalengine.NotPending(err) {
 		return fmt.Errorf("%w: %v", server.ErrNotPending, err)
 	}
 	return err
@@ -83,7 +82,7 @@ func (t temporalSession) Answer(ctx context.Context, toolCallID string, a approv
 
 func (t temporalSession) AnswerQuestions(ctx context.Context, toolCallID string, a approval.Answers) error {
 	err := t.s.AnswerQuestions(ctx, temporalengine.QuestionAnswer{ToolCallID: toolCallID, Answers: a})
-	if err != nil && (strings.Contains(err.Error(), "are pending") || strings.Contains(err.Error(), "answered already")) {
+	if err != nil && temporalengine.NotPending(err) {
 		return fmt.Errorf("%w: %v", server.ErrNotPending, err)
 	}
 	return err
@@ -92,6 +91,3 @@ func (t temporalSession) AnswerQuestions(ctx context.Context, toolCallID string,
 func (t temporalSession) CancelTurn(ctx context.Context) error { return t.s.CancelTurn(ctx) }
 
 func (t temporalSession) End(ctx context.Context, cancel bool) error { return t.s.End(ctx, cancel) }
-
-// notPending: the workflow refused an answer as nothing waits for it.
-func notPending(err error) bool { return strings.Contains(err.Error(), "is pending") }

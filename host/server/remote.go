@@ -514,22 +514,33 @@ func questionsKey(req approval.QuestionRequest) string {
 // askRemoteQuestions logs a question_request of the followed turn, once:
 // the first client's answer goes to the engine.
 func (s *session) askRemoteQuestions(req approval.QuestionRequest) {
-	key := questionsKey(req)
-	s.mu.Lock()
-	if s.remoteAsked[key] != "" || s.remoteDone[key] || s.feedCalls[req.ToolCallID] {
-		s.mu.Unlock()
+	id, ok := s.addRemotePending(kindQuestion, questionsKey(req), req.ToolCallID, func(ctx context.Context, a answer) error {
+		return s.remote.AnswerQuestions(ctx, req.ToolCallID, a.questions)
+	})
+	if !ok {
 		return
 	}
+	s.logRemote(questionRequestEvent{Type: "question_request", RequestID: id, ToolCallID: req.ToolCallID, Tool: req.ToolName, Questions: req.Questions})
+}
+
+// addRemotePending registers a request of the followed turn's call whose
+// key is not logged yet (nor answered, nor its call ended): the first
+// client's answer goes to the engine through send. ok: it is new.
+func (s *session) addRemotePending(kind, key, callID string, send func(context.Context, answer) error) (id string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.remoteAsked[key] != "" || s.remoteDone[key] || s.feedCalls[callID] {
+		return "", false
+	}
 	s.reqSeq++
-	id := kindQuestion + "-" + strconv.Itoa(s.reqSeq)
-	s.pending[id] = pending{kind: kindQuestion, remote: func(a answer) error {
+	id = kind + "-" + strconv.Itoa(s.reqSeq)
+	s.pending[id] = pending{kind: kind, remote: func(a answer) error {
 		ctx, cancel := s.remoteCtx()
 		defer cancel()
-		return s.remote.AnswerQuestions(ctx, req.ToolCallID, a.questions)
+		return send(ctx, a)
 	}, key: key}
 	s.remoteAsked[key] = id
-	s.mu.Unlock()
-	s.logRemote(questionRequestEvent{Type: "question_request", RequestID: id, ToolCallID: req.ToolCallID, Tool: req.ToolName, Questions: req.Questions})
+	return id, true
 }
 
 // remoteKey identifies an approval request of a remote turn.
@@ -538,21 +549,12 @@ func remoteKey(req approval.Request) string { return req.ToolCallID + "\x00" + r
 // askRemote logs an approval request of the followed turn, once: the
 // first client's answer goes to the engine.
 func (s *session) askRemote(req approval.Request) {
-	key := remoteKey(req)
-	s.mu.Lock()
-	if s.remoteAsked[key] != "" || s.remoteDone[key] || s.feedCalls[req.ToolCallID] {
-		s.mu.Unlock()
+	id, ok := s.addRemotePending(kindApproval, remoteKey(req), req.ToolCallID, func(ctx context.Context, a answer) error {
+		return s.remote.Answer(ctx, req.ToolCallID, a.approval, a.feedback)
+	})
+	if !ok {
 		return
 	}
-	s.reqSeq++
-	id := kindApproval + "-" + strconv.Itoa(s.reqSeq)
-	s.pending[id] = pending{kind: kindApproval, remote: func(a answer) error {
-		ctx, cancel := s.remoteCtx()
-		defer cancel()
-		return s.remote.Answer(ctx, req.ToolCallID, a.approval, a.feedback)
-	}, key: key}
-	s.remoteAsked[key] = id
-	s.mu.Unlock()
 	display := make([]displayBlock, 0, len(req.Display))
 	for _, d := range req.Display {
 		display = append(display, displayBlock{Kind: d.Kind, Data: jsonData(d.Data)})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -74,18 +73,7 @@ func (s *Session) Turn(ctx context.Context, input string) (loop.TurnResult, erro
 	if err == nil {
 		err = h.Get(ctx, &out)
 	}
-	if err != nil {
-		if ctx.Err() != nil {
-			s.interrupted.Store(true)
-			return loop.TurnResult{Reason: loop.StopCancelled}, ctx.Err()
-		}
-		return loop.TurnResult{}, fmt.Errorf("session %s: %w", s.id, err)
-	}
-	res := loop.TurnResult{Steps: out.Steps, Usage: out.Usage, Reason: out.Reason, ModelStop: out.ModelStop}
-	if out.Error != "" {
-		return res, errors.New(out.Error)
-	}
-	return res, nil
+	return s.turnResult(ctx, out, err)
 }
 
 // History is the session's history ("nil" when the workflow cannot be

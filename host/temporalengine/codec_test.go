@@ -12,9 +12,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/kosong-host/kosong-host/host/approval"
 	"github.com/kosong-host/kosong-host/host/loop"
@@ -153,21 +151,7 @@ func TestPayloadEncryption(t *testing.T) {
 	}
 
 	s.Close()
-	iter := c.GetWorkflowHistory(ctx, s.WorkflowID(), "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	var all []byte
-	events := 0
-	for iter.HasNext() {
-		ev, err := iter.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := proto.Marshal(ev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, b...)
-		events++
-	}
+	all, events := rawHistory(ctx, t, c, s.WorkflowID())
 	if events < 10 || !bytes.Contains(all, []byte(encodingEncrypted)) {
 		t.Fatalf("the raw history (%d events) has no encrypted payload", events)
 	}

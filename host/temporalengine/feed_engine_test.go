@@ -212,21 +212,20 @@ func TestFeedStreamsLive(t *testing.T) {
 
 	// The deltas are in the feed's history and not in the session's.
 	delta := []byte(`"Kind":"text"`)
-	if raw := rawHistory(ctx, t, c, FeedID(s.ID(), 1)); !strings.Contains(string(raw), string(delta)) {
+	if raw, _ := rawHistory(ctx, t, c, FeedID(s.ID(), 1)); !strings.Contains(string(raw), string(delta)) {
 		t.Fatal("the feed's history has no text delta: the check below proves nothing")
 	}
-	if raw := rawHistory(ctx, t, c, s.WorkflowID()); strings.Contains(string(raw), string(delta)) {
+	if raw, _ := rawHistory(ctx, t, c, s.WorkflowID()); strings.Contains(string(raw), string(delta)) {
 		t.Error("the session workflow's history holds a text delta")
 	} else if !strings.Contains(string(raw), strings.Join(words, "")) {
 		t.Error("the session's history lacks the final message")
 	}
 }
 
-// rawHistory is a workflow's history as stored.
-func rawHistory(ctx context.Context, t *testing.T, c client.Client, id string) []byte {
+// rawHistory is a workflow's history as stored, and its count of events.
+func rawHistory(ctx context.Context, t *testing.T, c client.Client, id string) (raw []byte, events int) {
 	t.Helper()
 	it := c.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	var raw []byte
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
@@ -237,6 +236,7 @@ func rawHistory(ctx context.Context, t *testing.T, c client.Client, id string) [
 			t.Fatal(err)
 		}
 		raw = append(raw, b...)
+		events++
 	}
-	return raw
+	return raw, events
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"go.temporal.io/sdk/client"
@@ -74,6 +75,14 @@ func (q *questioner) Ask(_ context.Context, req approval.QuestionRequest) (appro
 		q.asked[id] = &r
 	}
 	return approval.Answers{Dismissed: true}, nil
+}
+
+// NotPending says whether err is the workflow's refusal of an answer that
+// nothing waits for (an approval or questions answered already, or never
+// asked): its update validators' errors, which reach a client as text.
+func NotPending(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "is pending") || strings.Contains(s, "are pending") || strings.Contains(s, "answered already")
 }
 
 // questions is the workflow's side: the pending questions and the answers.
