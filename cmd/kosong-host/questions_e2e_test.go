@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,14 +32,7 @@ func TestTemporalQuestions(t *testing.T) {
 	)
 	agent := "version: 1\nagent:\n  name: t\n  system_prompt_path: ./s.md\n  tools: [\"ask:AskUserQuestion\"]\n"
 	ts := startTemporalServeAgent(t, model, agent)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*expectWithin)
-	defer cancel()
-	p := startServe(t, ts.dir, ts.env, ts.args...)
-	sess, err := p.api.CreateSession(ctx, serverclient.CreateSession{Cwd: ts.dir, Mode: serverclient.ModeAsk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs := p.events(sess.ID, 0)
+	ctx, p, sess, evs := ts.session(t, serverclient.ModeAsk)
 
 	// Through the server's API.
 	if _, err := p.api.Send(ctx, sess.ID, serverclient.Message{Text: "pick a colour"}); err != nil {

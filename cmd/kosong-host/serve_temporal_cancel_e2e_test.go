@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,14 +22,7 @@ func TestServeTemporalCancel(t *testing.T) {
 		openaitest.Response{Text: []string{"after the cancel"}},
 	)
 	ts := startTemporalServe(t, model)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*expectWithin)
-	defer cancel()
-	p := startServe(t, ts.dir, ts.env, ts.args...)
-	sess, err := p.api.CreateSession(ctx, serverclient.CreateSession{Cwd: ts.dir, Mode: serverclient.ModeYolo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs := p.events(sess.ID, 0)
+	ctx, p, sess, evs := ts.session(t, serverclient.ModeYolo)
 	if _, err := p.api.Send(ctx, sess.ID, serverclient.Message{Text: "run it"}); err != nil {
 		t.Fatal(err)
 	}

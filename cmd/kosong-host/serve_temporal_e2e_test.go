@@ -38,6 +38,20 @@ func startTemporalServeAgent(t *testing.T, model *openaitest.Server, agentYAML s
 		args: []string{"--engine", "temporal", "--temporal", srv.HostPort, "--task-queue", q}}
 }
 
+// session starts serve on ts and creates a session in mode: the test's
+// deadline, the serve process, the session and its event stream.
+func (ts temporalServe) session(t *testing.T, mode string) (context.Context, *serveProc, serverclient.Session, *eventReader) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*expectWithin)
+	t.Cleanup(cancel)
+	p := startServe(t, ts.dir, ts.env, ts.args...)
+	sess, err := p.api.CreateSession(ctx, serverclient.CreateSession{Cwd: ts.dir, Mode: mode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, p, sess, p.events(sess.ID, 0)
+}
+
 func shellCall(id, command string) openaitest.Response {
 	args, _ := json.Marshal(map[string]any{"command": command, "timeout": 60})
 	return openaitest.Response{ToolCalls: []openaitest.ToolCall{{ID: id, Name: "Shell", Arguments: string(args)}}}
@@ -151,14 +165,7 @@ func TestServeTemporalApprovals(t *testing.T) {
 		openaitest.Response{Text: []string{"second done"}},
 	)
 	ts := startTemporalServe(t, model)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*expectWithin)
-	defer cancel()
-	p := startServe(t, ts.dir, ts.env, ts.args...)
-	sess, err := p.api.CreateSession(ctx, serverclient.CreateSession{Cwd: ts.dir, Mode: serverclient.ModeAsk})
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs := p.events(sess.ID, 0)
+	ctx, p, sess, evs := ts.session(t, serverclient.ModeAsk)
 
 	// Answered through the server's API.
 	if _, err := p.api.Send(ctx, sess.ID, serverclient.Message{Text: "one"}); err != nil {

@@ -35,14 +35,7 @@ func TestServeTemporalStreams(t *testing.T) {
 	}
 	model := openaitest.NewServer(t, first, openaitest.Response{Text: []string{"all ", "done"}})
 	ts := startTemporalServe(t, model)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*expectWithin)
-	defer cancel()
-	p := startServe(t, ts.dir, ts.env, ts.args...)
-	sess, err := p.api.CreateSession(ctx, serverclient.CreateSession{Cwd: ts.dir, Mode: serverclient.ModeYolo})
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs := p.events(sess.ID, 0)
+	ctx, p, sess, evs := ts.session(t, serverclient.ModeYolo)
 	if _, err := p.api.Send(ctx, sess.ID, serverclient.Message{Text: "go"}); err != nil {
 		t.Fatal(err)
 	}
